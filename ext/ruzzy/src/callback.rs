@@ -1,0 +1,91 @@
+//! The per-input callback that libFuzzer calls (`LLVMFuzzerTestOneInput`).
+//!
+//! For each input it creates one binary (ASCII-8BIT) Ruby String, calls the
+//! target's `call` under `rb_protect`, and maps the result to libFuzzer's
+//! return codes. Nothing else is allocated on this path and no lock is taken.
+//!
+//! Invariants:
+//! - a Ruby exception never unwinds through libFuzzer: it is caught here and
+//!   handed to [`crate::finding`], which never returns;
+//! - a Rust panic never crosses into libFuzzer or Ruby (`catch_unwind`);
+//! - the target is registered with the GC as a global (pinned, so
+//!   `GC.compact` never moves it) before the first call.
+
+use crate::finding;
+use crate::rb;
+use rb_sys::{ruby_special_consts, VALUE};
+use std::ffi::{c_char, c_int, c_long};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The target callable. Written once before the driver starts.
+static TARGET: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// `ID` of `call`, interned at install time.
+static ID_CALL: AtomicUsize = AtomicUsize::new(0);
+
+const FIXNUM_ZERO: VALUE = 1; // INT2FIX(0)
+const FIXNUM_MINUS_ONE: VALUE = !0; // INT2FIX(-1): all bits set
+const _: () = assert!(ruby_special_consts::RUBY_Qnil as VALUE == rb::QNIL);
+
+/// What the target said about one input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// `nil` or `0`: keep the input if it found something new.
+    Keep,
+    /// `-1`: never add this input to the corpus.
+    Reject,
+}
+
+impl Verdict {
+    /// Interprets the target's return value; `None` for anything else.
+    pub fn from_return(value: VALUE) -> Option<Verdict> {
+        match value {
+            rb::QNIL | FIXNUM_ZERO => Some(Verdict::Keep),
+            FIXNUM_MINUS_ONE => Some(Verdict::Reject),
+            _ => None,
+        }
+    }
+
+    fn code(self) -> c_int {
+        match self {
+            Verdict::Keep => 0,
+            Verdict::Reject => -1,
+        }
+    }
+}
+
+/// Registers `target` as the callable to fuzz. Called once, with the GVL.
+pub fn install_target(target: VALUE) {
+    TARGET.store(target as usize, Ordering::Relaxed);
+    ID_CALL.store(rb::intern(c"call") as usize, Ordering::Relaxed);
+    // SAFETY: TARGET is a static, so its address stays valid for the life of
+    // the process; AtomicUsize has the layout of VALUE. Globals registered
+    // this way are marked (and pinned) by every GC.
+    unsafe { rb_sys::rb_gc_register_address(TARGET.as_ptr() as *mut VALUE) };
+}
+
+/// The callback handed to `LLVMFuzzerRunDriver`.
+pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
+    let outcome = std::panic::catch_unwind(|| run_target(data, size));
+    match outcome {
+        Ok(Ok(value)) => match Verdict::from_return(value) {
+            Some(verdict) => verdict.code(),
+            None => finding::bad_return(value),
+        },
+        Ok(Err(error)) => finding::exception(error),
+        Err(_) => finding::internal_panic(),
+    }
+}
+
+#[inline(never)]
+fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
+    rb::protect(|| {
+        // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
+        // for the duration of this call; rb_str_new copies them. We hold the
+        // GVL (the driver runs on the thread that called Ruzzy.fuzz).
+        let input = unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) };
+        let target = TARGET.load(Ordering::Relaxed) as VALUE;
+        let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;
+        // SAFETY: `target` is a live, GC-registered object; one argument.
+        unsafe { rb_sys::rb_funcallv(target, id_call, 1, &input) }
+    })
+}

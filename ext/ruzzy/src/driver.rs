@@ -1,0 +1,99 @@
+//! `Ruzzy._fuzz(target, args)`: hands control to libFuzzer, exactly once.
+//!
+//! The Ruby method in front (`Ruzzy.fuzz`) owns defaults, validation and
+//! documentation; this function re-checks what memory safety depends on
+//! (argument types, NUL bytes) and raises `Ruzzy::*Error` otherwise.
+//!
+//! Invariants:
+//! - the driver starts at most once per process (libFuzzer cannot run twice);
+//! - argv strings are leaked on purpose: libFuzzer keeps pointers into them
+//!   for the rest of the process;
+//! - nothing here runs per input (see [`crate::callback`]).
+
+use crate::{callback, engine, signals};
+use magnus::{prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule, RString, Ruby, Value};
+use std::ffi::{c_char, c_int, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// `Ruzzy._engine`: the `INFO:` line naming the libFuzzer that will run.
+pub fn engine_description() -> String {
+    engine::get().describe()
+}
+
+/// `Ruzzy._fuzz(target, args)`. Returns libFuzzer's status in the rare
+/// cases where the driver returns (for example `-help=1`).
+pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
+    if !target.respond_to("call", true)? {
+        return Err(ruzzy_error(
+            ruby,
+            "InvalidTargetError",
+            format!("the fuzz target must respond to #call, got {}", target.inspect()),
+        )?);
+    }
+    let argv = c_strings(ruby, args)?;
+    if STARTED.swap(true, Ordering::SeqCst) {
+        return Err(ruzzy_error(
+            ruby,
+            "AlreadyFuzzingError",
+            "Ruzzy.fuzz was already called in this process; libFuzzer can run only once per process"
+                .to_owned(),
+        )?);
+    }
+
+    callback::install_target(target.as_raw());
+    let engine = engine::get();
+    eprintln!("{}", engine.describe());
+    signals::hand_to_libfuzzer();
+
+    let mut argc = argv.len() as c_int;
+    let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
+    pointers.push(std::ptr::null_mut());
+    let mut argv_ptr = pointers.leak().as_mut_ptr();
+    // SAFETY: argc/argv describe NUL-terminated strings that live forever
+    // (leaked above); the callback has the signature libFuzzer expects. We
+    // hold the GVL, and the callback runs on this same thread.
+    let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
+    Ok(i64::from(status))
+}
+
+fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
+    if args.is_empty() {
+        return Err(ruzzy_error(
+            ruby,
+            "InvalidArgumentsError",
+            "args must not be empty: its first element is the program name".to_owned(),
+        )?);
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for (index, item) in args.into_iter().enumerate() {
+        let Some(string) = RString::from_value(item) else {
+            return Err(ruzzy_error(
+                ruby,
+                "InvalidArgumentsError",
+                format!("args[{index}] must be a String, got {}", item.inspect()),
+            )?);
+        };
+        // SAFETY: the bytes are copied at once, before any Ruby code runs.
+        let bytes = unsafe { string.as_slice() }.to_vec();
+        match CString::new(bytes) {
+            Ok(c_string) => argv.push(c_string),
+            Err(_) => {
+                return Err(ruzzy_error(
+                    ruby,
+                    "InvalidArgumentsError",
+                    format!("args[{index}] contains a NUL byte"),
+                )?)
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// Builds a `Ruzzy::<name>` exception (classes are defined in Ruby).
+fn ruzzy_error(ruby: &Ruby, name: &str, message: String) -> Result<Error, Error> {
+    let ruzzy: RModule = ruby.class_object().const_get("Ruzzy")?;
+    let class: ExceptionClass = ruzzy.const_get(name)?;
+    Ok(Error::new(class, message))
+}

@@ -1,0 +1,62 @@
+//! Reporting what went wrong with one input, then ending the process.
+//!
+//! A Ruby exception is a finding: it is described by `Ruzzy::Finding` (Ruby
+//! code, so the format lives beside the rest of the reporting), then the
+//! process aborts. libFuzzer's SIGABRT handler takes over from there: it
+//! writes the input as `crash-<sha1>` (honouring `-artifact_prefix` and
+//! `-exact_artifact_path`), prints its summary and exits with
+//! `-error_exitcode` (77 by default).
+//!
+//! Invariant: every function here diverges, and none of them lets a Ruby
+//! exception escape (formatting runs under `rb_protect`).
+
+use crate::rb;
+use rb_sys::VALUE;
+use std::io::Write;
+
+/// Exit status for harness contract violations (see `Ruzzy::EXIT_USAGE`).
+pub const EXIT_USAGE: i32 = 2;
+
+/// The target raised `error` (or left through another non-local exit).
+pub fn exception(error: VALUE) -> ! {
+    report("report_exception", error);
+    std::process::abort()
+}
+
+/// The target returned something other than `nil`, `0` or `-1`. This is a
+/// bug in the harness, not in the code under test: no artifact is written.
+pub fn bad_return(value: VALUE) -> ! {
+    report("report_bad_return", value);
+    // SAFETY: _exit skips atexit handlers, in particular libFuzzer's, which
+    // would otherwise report "fuzz target exited" as a crash.
+    unsafe { libc::_exit(EXIT_USAGE) }
+}
+
+/// A Rust panic inside ruzzy itself. The input is still saved.
+pub fn internal_panic() -> ! {
+    let _ = writeln!(
+        std::io::stderr(),
+        "==ruzzy== ERROR: internal error in ruzzy's native code (a Rust panic). \
+         Please report it with the crash file written below."
+    );
+    std::process::abort()
+}
+
+fn report(method: &str, value: VALUE) {
+    let formatted = rb::protect(|| {
+        // SAFETY: we hold the GVL; rb_path2class raises (caught by protect)
+        // if the class is missing; the method takes one argument.
+        unsafe {
+            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
+            let id = rb_sys::rb_intern2(method.as_ptr().cast(), method.len() as _);
+            rb_sys::rb_funcallv(finding, id, 1, &value)
+        }
+    });
+    if formatted.is_err() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "==ruzzy== ERROR: the fuzz target failed and the failure could not be described \
+             (Ruzzy::Finding.{method} raised)."
+        );
+    }
+}

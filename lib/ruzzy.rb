@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require_relative "ruzzy/version"
+require_relative "ruzzy/error"
+require_relative "ruzzy/finding"
+require "ruzzy/ruzzy_ext"
+
+# A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
+# libFuzzer.
+#
+#   require "ruzzy"
+#   Ruzzy.fuzz(->(data) { MyParser.parse(data); nil })
+module Ruzzy
+  # libFuzzer's argument list when none is given: the program name, then the
+  # script's own arguments (flags such as -runs=1000 and corpus directories).
+  DEFAULT_ARGS = ([$PROGRAM_NAME] + ARGV).freeze
+
+  # Exit status of a process stopped because ruzzy was used wrongly: unknown
+  # command-line options, a missing harness, a fuzz target returning something
+  # other than nil, 0 or -1.
+  EXIT_USAGE = 2
+
+  # Exit status of the ruzzy command when the harness raised while loading.
+  EXIT_HARNESS_ERROR = 1
+
+  # Exit status libFuzzer uses for a finding (its -error_exitcode default).
+  EXIT_FINDING = 77
+
+  # Flags ruzzy adds to libFuzzer's argument list unless already given.
+  DEFAULT_FLAGS = ["-print_final_stats=1"].freeze
+
+  module_function
+
+  # Fuzzes +test_one_input+ with libFuzzer. Never returns normally: libFuzzer
+  # ends the process (status 0 when -runs or -max_total_time are reached,
+  # EXIT_FINDING after a finding).
+  #
+  # +test_one_input+ is any object responding to #call (a lambda, a proc, a
+  # Method). It receives each input as a binary (ASCII-8BIT) String and
+  # returns nil or 0 to keep going, or -1 to keep the input out of the corpus.
+  # Any exception it raises is a finding: the report shows the exception and
+  # its Ruby backtrace, and libFuzzer saves the input as crash-<sha1>.
+  #
+  # +args+ is libFuzzer's argv, program name first.
+  def fuzz(test_one_input, args = DEFAULT_ARGS)
+    unless test_one_input.respond_to?(:call)
+      raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
+    end
+
+    argv = libfuzzer_args(args)
+    @fuzz_called = true
+    _fuzz(test_one_input, argv)
+  end
+
+  # Whether Ruzzy.fuzz has been called in this process.
+  def fuzz_called?
+    @fuzz_called == true
+  end
+
+  # Validated libFuzzer arguments with DEFAULT_FLAGS added.
+  def libfuzzer_args(args)
+    raise InvalidArgumentsError, "args must be an Array of Strings, got #{args.inspect}" unless args.is_a?(Array)
+    raise InvalidArgumentsError, "args must not be empty: its first element is the program name" if args.empty?
+
+    args.each_with_index do |arg, index|
+      raise InvalidArgumentsError, "args[#{index}] must be a String, got #{arg.inspect}" unless arg.is_a?(String)
+      raise InvalidArgumentsError, "args[#{index}] contains a NUL byte" if arg.include?("\0")
+    end
+    missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?(flag.split("=").first + "=") } }
+    [args.first, *missing, *args.drop(1)]
+  end
+
+  # The `INFO:` line naming the libFuzzer that Ruzzy.fuzz will run.
+  def engine
+    _engine
+  end
+end

@@ -1,0 +1,115 @@
+# frozen_string_literal: true
+
+require_relative "version"
+
+module Ruzzy
+  # The `ruzzy` command: `ruzzy [OPTIONS] HARNESS.rb [libFuzzer flags and corpus dirs]`.
+  #
+  # It loads the harness as the main program (so `$PROGRAM_NAME` is the
+  # harness and `ARGV` holds everything after it, which is what
+  # Ruzzy::DEFAULT_ARGS hands to libFuzzer) and lets the harness call
+  # Ruzzy.fuzz. It loads ruzzy itself only after the command line is
+  # understood, so DEFAULT_ARGS sees the harness's arguments.
+  class CLI
+    USAGE = <<~TEXT
+      Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
+
+      Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs
+      libFuzzer on it. Everything after HARNESS.rb goes to the harness as ARGV
+      and, through Ruzzy::DEFAULT_ARGS, to libFuzzer.
+
+      Options (before HARNESS.rb):
+        -h, --help       show this help and exit
+        -v, --version    print the version and exit
+
+      Examples:
+        ruzzy examples/hello.rb -runs=100000
+        ruzzy examples/hello.rb -seed=1 -max_total_time=60 corpus/
+        ruzzy examples/hello.rb crash-0123abcd   # reproduce a crash
+        ruzzy examples/hello.rb -help=1          # libFuzzer's own flags
+
+      Exit status: 0 when the run ends without a finding, 77 after a finding
+      (libFuzzer's -error_exitcode), 1 when the harness raises while loading,
+      2 for usage errors.
+    TEXT
+
+    EXIT_OK = 0
+    EXIT_HARNESS_ERROR = 1
+    EXIT_USAGE = 2
+
+    # Raised for a command line ruzzy cannot act on.
+    class UsageError < StandardError; end
+
+    def initialize(argv, out: $stdout, err: $stderr)
+      @argv = argv.dup
+      @out = out
+      @err = err
+    end
+
+    # Runs the command; returns the process exit status.
+    def run
+      harness, harness_args = parse
+      return EXIT_OK unless harness
+
+      run_harness(harness, harness_args)
+    rescue UsageError => e
+      @err.puts "ruzzy: #{e.message}"
+      @err.puts "Run `ruzzy --help` for usage."
+      EXIT_USAGE
+    end
+
+    private
+
+    # Splits the command line into ruzzy's options, the harness and its args.
+    # Returns nil for the harness when an option (--help, --version) said all.
+    def parse
+      until @argv.empty?
+        arg = @argv.shift
+        case arg
+        when "-h", "--help"
+          @out.write USAGE
+          return nil
+        when "-v", "--version"
+          @out.puts "ruzzy #{VERSION}"
+          return nil
+        when "--"
+          break
+        when /\A-/
+          raise UsageError, "unknown option #{arg}"
+        else
+          return [arg, @argv]
+        end
+      end
+      harness = @argv.shift or raise UsageError, "no harness given"
+      [harness, @argv]
+    end
+
+    def run_harness(harness, harness_args)
+      path = File.expand_path(harness)
+      raise UsageError, "no such harness file: #{harness}" unless File.file?(path)
+
+      $PROGRAM_NAME = harness
+      ARGV.replace(harness_args)
+      require "ruzzy"
+      begin
+        load path
+      rescue SystemExit
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- report anything the harness raises
+        report_load_error(harness, e)
+        return EXIT_HARNESS_ERROR
+      end
+      return EXIT_OK if Ruzzy.fuzz_called?
+
+      @err.puts "ruzzy: #{harness} finished without calling Ruzzy.fuzz; " \
+                "a harness ends with Ruzzy.fuzz(->(data) { ... })"
+      EXIT_USAGE
+    end
+
+    def report_load_error(harness, error)
+      @err.puts "ruzzy: #{harness} raised while loading, before fuzzing started:"
+      @err.puts "#{error.class}: #{error.message}"
+      (error.backtrace || []).each { |frame| @err.puts "    from #{frame}" }
+    end
+  end
+end

@@ -1,0 +1,72 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  # Describes, on standard error, why an input stopped the fuzzer. The native
+  # callback calls these methods at most once per process, just before the
+  # process ends (an abort handled by libFuzzer for a finding, a plain exit for
+  # a broken harness).
+  module Finding
+    module_function
+
+    # The fuzz target raised +error+. libFuzzer writes the crash file next.
+    def report_exception(error)
+      $stderr.write(describe_exception(error))
+      $stderr.flush
+    end
+
+    # The fuzz target returned +value+, which is not nil, 0 or -1.
+    def report_bad_return(value)
+      $stderr.write(
+        "==#{Process.pid}== ERROR: ruzzy: TypeError: the fuzz target returned #{safe_inspect(value)} " \
+        "(#{value.class}); it must return nil or 0 (keep going) or -1 (reject the input). " \
+        "End the block with `nil` if its value does not matter.\n"
+      )
+      $stderr.flush
+    end
+
+    def describe_exception(error)
+      unless error.is_a?(Exception)
+        return "==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \
+               "(#{safe_inspect(error)})\n"
+      end
+
+      text = +"==#{Process.pid}== ERROR: ruzzy: uncaught Ruby exception in the fuzz target\n"
+      chain(error).each_with_index do |exception, depth|
+        text << "Caused by: " if depth.positive?
+        text << "#{exception.class}: #{safe_message(exception)}\n"
+        target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
+      end
+      text
+    end
+
+    # The frames of +backtrace+ above the fuzzing machinery: everything from
+    # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
+    # every finding, and is left out.
+    def target_frames(backtrace)
+      cut = backtrace.index { |frame| frame.end_with?("in `_fuzz'") }
+      cut ? backtrace.first(cut) : backtrace
+    end
+
+    # +error+ and its causes, outermost first, without cycles.
+    def chain(error)
+      seen = []
+      while error.is_a?(Exception) && !seen.include?(error)
+        seen << error
+        error = error.cause
+      end
+      seen
+    end
+
+    def safe_message(exception)
+      exception.message.to_s
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
+      "(#message raised #{e.class})"
+    end
+
+    def safe_inspect(value)
+      value.inspect
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
+      "#<#{value.class} (#inspect raised #{e.class})>"
+    end
+  end
+end

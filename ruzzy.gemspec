@@ -1,0 +1,29 @@
+# frozen_string_literal: true
+
+require_relative "lib/ruzzy/version"
+
+Gem::Specification.new do |spec|
+  spec.name = "ruzzy"
+  spec.version = Ruzzy::VERSION
+  spec.summary = "A coverage-guided fuzzer for Ruby code and Ruby C extensions"
+  spec.description = <<~DESC
+    ruzzy runs libFuzzer over Ruby code: it finds inputs that raise unexpected
+    exceptions in pure Ruby, and memory errors in C extensions built with
+    AddressSanitizer. Its native core is written in Rust.
+  DESC
+  spec.license = "Apache-2.0"
+  spec.authors = ["The ruzzy developers"]
+  spec.homepage = "https://github.com/ruzzy-rs/ruzzy"
+  spec.required_ruby_version = ">= 3.1"
+
+  spec.files = Dir[
+    "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build.rs",
+    "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.rs", "Cargo.toml", "Cargo.lock",
+    "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.md", "examples/**/*"
+  ]
+  spec.bindir = "exe"
+  spec.executables = ["ruzzy"]
+  spec.require_paths = ["lib"]
+  spec.extensions = ["ext/ruzzy/extconf.rb"]
+  spec.metadata["rubygems_mfa_required"] = "true"
+end
