@@ -18,7 +18,7 @@ Gem::Specification.new do |spec|
 
   spec.files = Dir[
     "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build.rs",
-    "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.rs", "Cargo.toml", "Cargo.lock",
+    "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.md", "examples/**/*"
   ]
   spec.bindir = "exe"

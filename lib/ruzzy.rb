@@ -4,6 +4,7 @@ require_relative "ruzzy/version"
 require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
 require "ruzzy/ruzzy_ext"
+require_relative "ruzzy/coverage"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
 # libFuzzer.
@@ -68,6 +69,27 @@ module Ruzzy
     end
     missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?(flag.split("=").first + "=") } }
     [args.first, *missing, *args.drop(1)]
+  end
+
+  # Turns on Ruby coverage, then requires +harness_script+ (which calls
+  # Ruzzy.fuzz). A relative path is taken relative to the calling file, as
+  # with require_relative. Keywords as for Ruzzy::Coverage.start.
+  #
+  #   # tracer.rb
+  #   require "ruzzy"
+  #   Ruzzy.trace("harness.rb")
+  #
+  # The `ruzzy` command does the same in one step: `ruzzy harness.rb`.
+  def trace(harness_script, include: [], exclude: [], map_size: nil)
+    unless harness_script.is_a?(String) || harness_script.respond_to?(:to_path)
+      raise InvalidArgumentsError, "harness_script must be a path, got #{harness_script.inspect}"
+    end
+
+    path = File.expand_path(harness_script.to_s, File.dirname(caller_locations(1, 1).first.absolute_path || "."))
+    raise InvalidArgumentsError, "no such harness file: #{path}" unless File.file?(path)
+
+    Coverage.start(include: include, exclude: exclude, map_size: map_size)
+    require path
   end
 
   # The `INFO:` line naming the libFuzzer that Ruzzy.fuzz will run.

@@ -19,8 +19,17 @@ module Ruzzy
       and, through Ruzzy::DEFAULT_ARGS, to libFuzzer.
 
       Options (before HARNESS.rb):
-        -h, --help       show this help and exit
-        -v, --version    print the version and exit
+        --include=PATTERN  instrument only matching paths (repeatable)
+        --exclude=PATTERN  do not instrument matching paths (repeatable)
+        --map-size=N       number of edge counters (default 65536)
+        --no-coverage      do not instrument Ruby code (blind fuzzing)
+        -h, --help         show this help and exit
+        -v, --version      print the version and exit
+
+      A PATTERN starting with "/" matches paths that start with it; any other
+      PATTERN matches paths containing it (--include=lib/mygem/). Coverage is
+      on before HARNESS.rb loads, so everything it requires is instrumented,
+      except ruzzy itself and code loaded before it (RubyGems).
 
       Examples:
         ruzzy examples/hello.rb -runs=100000
@@ -44,6 +53,8 @@ module Ruzzy
       @argv = argv.dup
       @out = out
       @err = err
+      @coverage = { include: [], exclude: [], map_size: nil }
+      @coverage_enabled = true
     end
 
     # Runs the command; returns the process exit status.
@@ -74,6 +85,12 @@ module Ruzzy
           return nil
         when "--"
           break
+        when /\A--(include|exclude)=(.+)\z/
+          @coverage[Regexp.last_match(1).to_sym] << Regexp.last_match(2)
+        when /\A--map-size=(.*)\z/
+          @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
+        when "--no-coverage"
+          @coverage_enabled = false
         when /\A-/
           raise UsageError, "unknown option #{arg}"
         else
@@ -84,6 +101,12 @@ module Ruzzy
       [harness, @argv]
     end
 
+    def parse_map_size(text)
+      Integer(text, 10).tap { |n| raise ArgumentError unless n.between?(64, 1 << 26) }
+    rescue ArgumentError
+      raise UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
+    end
+
     def run_harness(harness, harness_args)
       path = File.expand_path(harness)
       raise UsageError, "no such harness file: #{harness}" unless File.file?(path)
@@ -91,6 +114,7 @@ module Ruzzy
       $PROGRAM_NAME = harness
       ARGV.replace(harness_args)
       require "ruzzy"
+      Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
       begin
         load path
       rescue SystemExit

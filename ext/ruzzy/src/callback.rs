@@ -13,6 +13,7 @@
 
 use crate::finding;
 use crate::rb;
+use crate::{coverage_hook, symbolize};
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::{c_char, c_int, c_long};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,7 +79,9 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
 
 #[inline(never)]
 fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
-    rb::protect(|| {
+    coverage_hook::begin_input();
+    symbolize::IN_TARGET.store(true, Ordering::Relaxed);
+    let result = rb::protect(|| {
         // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
         // for the duration of this call; rb_str_new copies them. We hold the
         // GVL (the driver runs on the thread that called Ruzzy.fuzz).
@@ -87,5 +90,7 @@ fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
         let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;
         // SAFETY: `target` is a live, GC-registered object; one argument.
         unsafe { rb_sys::rb_funcallv(target, id_call, 1, &input) }
-    })
+    });
+    symbolize::IN_TARGET.store(false, Ordering::Relaxed);
+    result
 }

@@ -11,7 +11,10 @@
 //! - nothing here runs per input (see [`crate::callback`]).
 
 use crate::{callback, engine, signals};
-use magnus::{prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule, RString, Ruby, Value};
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
+    RString, Ruby, Value,
+};
 use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -29,7 +32,10 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
         return Err(ruzzy_error(
             ruby,
             "InvalidTargetError",
-            format!("the fuzz target must respond to #call, got {}", target.inspect()),
+            format!(
+                "the fuzz target must respond to #call, got {}",
+                target.inspect()
+            ),
         )?);
     }
     let argv = c_strings(ruby, args)?;
@@ -45,6 +51,12 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
     callback::install_target(target.as_raw());
     let engine = engine::get();
     eprintln!("{}", engine.describe());
+    if let Some(mismatch) = &engine.mismatch {
+        eprintln!(
+            "WARNING: ruzzy: {mismatch}; coverage registered there is invisible to the fuzzer. \
+             Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
+        );
+    }
     signals::hand_to_libfuzzer();
 
     let mut argc = argv.len() as c_int;

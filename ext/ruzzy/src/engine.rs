@@ -20,6 +20,12 @@ pub type TestOneInput = unsafe extern "C" fn(data: *const u8, size: usize) -> c_
 pub type RunDriver =
     unsafe extern "C" fn(argc: *mut c_int, argv: *mut *mut *mut c_char, cb: TestOneInput) -> c_int;
 
+/// `__sanitizer_cov_8bit_counters_init`.
+pub type CountersInit = unsafe extern "C" fn(start: *mut u8, end: *mut u8);
+
+/// `__sanitizer_cov_pcs_init`.
+pub type PcsInit = unsafe extern "C" fn(start: *const usize, end: *const usize);
+
 extern "C" {
     // Resolved at link time to the bundled libFuzzer (libfuzzer-sys).
     fn LLVMFuzzerRunDriver(
@@ -27,6 +33,8 @@ extern "C" {
         argv: *mut *mut *mut c_char,
         cb: TestOneInput,
     ) -> c_int;
+    fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8);
+    fn __sanitizer_cov_pcs_init(start: *const usize, end: *const usize);
 }
 
 /// Where the running libFuzzer comes from.
@@ -42,6 +50,11 @@ pub enum Origin {
 pub struct Engine {
     pub origin: Origin,
     pub run_driver: RunDriver,
+    pub counters_init: CountersInit,
+    pub pcs_init: PcsInit,
+    /// Set when a coverage entry point comes from another library than the
+    /// driver: that coverage would be invisible to the fuzzer.
+    pub mismatch: Option<String>,
 }
 
 impl Engine {
@@ -56,6 +69,19 @@ impl Engine {
             }
         }
     }
+
+    /// Registers the Ruby edge map with this libFuzzer.
+    pub fn register_coverage(&self, map: &crate::sancov_8bit::EdgeMap) {
+        let counters = map.counters.as_ptr() as *mut u8;
+        let pcs = map.pcs.as_ptr() as *const usize;
+        // SAFETY: both tables live for the rest of the process (the map is
+        // never freed), have map.len() entries each (libFuzzer requires the
+        // same count), and are registered once, before the driver starts.
+        unsafe {
+            (self.counters_init)(counters, counters.add(map.len()));
+            (self.pcs_init)(pcs, pcs.add(map.len() * 2));
+        }
+    }
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -67,20 +93,52 @@ pub fn get() -> &'static Engine {
 
 fn select() -> Engine {
     match lookup(c"LLVMFuzzerRunDriver") {
-        Some(symbol) => Engine {
-            origin: Origin::Preloaded {
-                library: library_of(symbol),
-            },
-            // SAFETY: a symbol named LLVMFuzzerRunDriver in a loaded libFuzzer
-            // has exactly this signature (FuzzerInterface.h).
-            run_driver: unsafe { std::mem::transmute::<*mut c_void, RunDriver>(symbol) },
-        },
+        Some(driver) => preloaded(driver),
         None => Engine {
             origin: Origin::Bundled {
                 library: library_of(LLVMFuzzerRunDriver as *mut c_void),
             },
             run_driver: LLVMFuzzerRunDriver,
+            counters_init: __sanitizer_cov_8bit_counters_init,
+            pcs_init: __sanitizer_cov_pcs_init,
+            mismatch: None,
         },
+    }
+}
+
+fn preloaded(driver: *mut c_void) -> Engine {
+    let library = library_of(driver);
+    let mut mismatch = None;
+    let mut entry = |name: &CStr, bundled: *mut c_void| match lookup(name) {
+        Some(symbol) if library_of(symbol) == library => symbol,
+        found => {
+            let from = found.map_or_else(|| "nowhere".to_owned(), library_of);
+            mismatch.get_or_insert(format!(
+                "{} comes from {from}, not from the libFuzzer in {library}",
+                name.to_string_lossy()
+            ));
+            found.unwrap_or(bundled)
+        }
+    };
+    let counters = entry(
+        c"__sanitizer_cov_8bit_counters_init",
+        __sanitizer_cov_8bit_counters_init as *mut c_void,
+    );
+    let pcs = entry(
+        c"__sanitizer_cov_pcs_init",
+        __sanitizer_cov_pcs_init as *mut c_void,
+    );
+    // SAFETY: symbols with these names in a loaded libFuzzer (or the bundled
+    // fallbacks) have exactly these signatures (FuzzerInterface.h,
+    // sanitizer/coverage_interface.h).
+    unsafe {
+        Engine {
+            origin: Origin::Preloaded { library },
+            run_driver: std::mem::transmute::<*mut c_void, RunDriver>(driver),
+            counters_init: std::mem::transmute::<*mut c_void, CountersInit>(counters),
+            pcs_init: std::mem::transmute::<*mut c_void, PcsInit>(pcs),
+            mismatch,
+        }
     }
 }
 

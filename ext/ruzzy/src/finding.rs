@@ -19,6 +19,7 @@ pub const EXIT_USAGE: i32 = 2;
 
 /// The target raised `error` (or left through another non-local exit).
 pub fn exception(error: VALUE) -> ! {
+    crate::symbolize::REPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
     report("report_exception", error);
     std::process::abort()
 }

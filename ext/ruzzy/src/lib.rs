@@ -5,7 +5,11 @@
 //! - [`driver`]: `Ruzzy._fuzz`, hands control to libFuzzer exactly once;
 //! - [`callback`]: the per-input callback libFuzzer calls;
 //! - [`finding`]: reporting a finding before libFuzzer writes the artifact;
-//! - [`signals`]: giving libFuzzer the signals Ruby took at start-up.
+//! - [`signals`]: giving libFuzzer the signals Ruby took at start-up;
+//! - [`coverage_hook`]: Ruby coverage events to edge counters, using
+//!   [`location`] (process-stable ids), [`path_registry`] (include/exclude,
+//!   path names) and [`sancov_8bit`] (the counters and PC table);
+//! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer.
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
@@ -14,13 +18,18 @@
 use libfuzzer_sys as _;
 
 mod callback;
+mod coverage_hook;
 mod driver;
 mod engine;
 mod finding;
+mod location;
+mod path_registry;
 mod rb;
+mod sancov_8bit;
 mod signals;
+mod symbolize;
 
-use magnus::{function, Error, Ruby};
+use magnus::{function, prelude::*, Error, Ruby};
 
 /// libfuzzer-sys exports `LLVMFuzzerTestOneInput`, which calls this symbol.
 /// ruzzy never uses that entry point (it passes its own callback to
@@ -31,10 +40,29 @@ pub extern "C" fn rust_fuzzer_test_input(_input: &[u8]) -> i32 {
     0
 }
 
+extern "C" {
+    fn ruzzy_link_sanitizer_callbacks();
+}
+
 #[magnus::init(name = "ruzzy_ext")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
+    // SAFETY: an empty C function; calling it keeps sanitizer_callbacks.c
+    // linked in, which the bundled libFuzzer's weak references need.
+    unsafe { ruzzy_link_sanitizer_callbacks() };
     let ruzzy = ruby.define_module("Ruzzy")?;
     ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
+    ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
+    ruzzy.define_module_function("_start_coverage", function!(coverage_hook::start, 3))?;
+    ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
+    ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;
+    ruzzy.define_module_function(
+        "_clear_counters",
+        function!(coverage_hook::clear_counters, 0),
+    )?;
+    ruzzy.define_module_function(
+        "_counter_location",
+        function!(coverage_hook::counter_location, 1),
+    )?;
     Ok(())
 }

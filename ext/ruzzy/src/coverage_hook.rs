@@ -1,0 +1,182 @@
+//! Ruby coverage events to libFuzzer edge counters.
+//!
+//! `Ruzzy._start_coverage(map_size, includes, excludes)` allocates the edge
+//! map and path registry, registers the counters and PC table with the
+//! running libFuzzer, and adds one event hook for the interpreter's internal
+//! line and branch coverage events. Those events fire only for code compiled
+//! after `Coverage.setup` (done by the Ruby caller), so code loaded earlier,
+//! ruzzy itself and RubyGems included, is never instrumented.
+//!
+//! Invariants: started at most once per process; the hook allocates nothing
+//! and takes no lock (see `location`, `path_registry`, `sancov_8bit`).
+
+use crate::engine;
+use crate::location;
+use crate::path_registry::{hash_bytes, PathId, PathRegistry};
+use crate::sancov_8bit::EdgeMap;
+use magnus::{Error, RArray, RHash, Ruby};
+use rb_sys::{rb_trace_arg_t, VALUE};
+use std::sync::OnceLock;
+
+/// RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH (internal events).
+const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
+/// RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG.
+const HOOK_FLAGS: u32 = 0x01 | 0x04;
+
+extern "C" {
+    // Declared here rather than taken from rb-sys, whose binding types the
+    // flags as an enum that cannot hold SAFE|RAW_ARG, and the function type
+    // as the non-RAW_ARG signature.
+    fn rb_add_event_hook2(
+        func: unsafe extern "C" fn(VALUE, *mut rb_trace_arg_t),
+        events: u32,
+        data: VALUE,
+        flags: u32,
+    );
+}
+
+pub struct Coverage {
+    pub map: EdgeMap,
+    pub paths: PathRegistry,
+}
+
+static COVERAGE: OnceLock<Coverage> = OnceLock::new();
+
+/// The running coverage state, if coverage was started.
+pub fn get() -> Option<&'static Coverage> {
+    COVERAGE.get()
+}
+
+/// `Ruzzy._start_coverage(map_size, includes, excludes)`.
+pub fn start(
+    ruby: &Ruby,
+    map_size: usize,
+    includes: Vec<String>,
+    excludes: Vec<String>,
+) -> Result<bool, Error> {
+    if COVERAGE.get().is_some() {
+        return Ok(false);
+    }
+    let coverage = Coverage {
+        map: EdgeMap::new(map_size),
+        paths: PathRegistry::new(into_bytes(includes), into_bytes(excludes)),
+    };
+    if COVERAGE.set(coverage).is_err() {
+        return Ok(false);
+    }
+    let coverage = COVERAGE
+        .get()
+        .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "coverage state lost"))?;
+    engine::get().register_coverage(&coverage.map);
+    // SAFETY: the hook has the RAW_ARG signature; we hold the GVL.
+    unsafe {
+        rb_add_event_hook2(
+            on_coverage_event,
+            COVERAGE_EVENTS,
+            rb_sys::Qnil as VALUE,
+            HOOK_FLAGS,
+        )
+    };
+    Ok(true)
+}
+
+/// `Ruzzy._coverage_info`: facts about the running coverage, for docs and tests.
+pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
+    let Some(coverage) = get() else {
+        return Ok(None);
+    };
+    let hash = ruby.hash_new();
+    hash.aset(ruby.to_symbol("map_size"), coverage.map.len())?;
+    hash.aset(ruby.to_symbol("precise"), location::precise())?;
+    let reached: Vec<usize> = (0..coverage.map.len())
+        .filter(|&i| coverage.map.first_hit(i).is_some())
+        .collect();
+    hash.aset(ruby.to_symbol("counters_ever_hit"), reached.len())?;
+    Ok(Some(hash))
+}
+
+/// `Ruzzy._counters_hit`: indices of counters that are non-zero right now.
+pub fn counters_hit(ruby: &Ruby) -> RArray {
+    let array = ruby.ary_new();
+    if let Some(coverage) = get() {
+        for (index, counter) in coverage.map.counters.iter().enumerate() {
+            if counter.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                let _ = array.push(index);
+            }
+        }
+    }
+    array
+}
+
+/// `Ruzzy._clear_counters`: zeroes every counter (what libFuzzer does
+/// between inputs), for replaying inputs outside libFuzzer.
+pub fn clear_counters() {
+    if let Some(coverage) = get() {
+        for counter in coverage.map.counters.iter() {
+            counter.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+        coverage.map.reset_previous();
+    }
+}
+
+/// `Ruzzy._counter_location(index)`: "path:line" of the first location
+/// that reached a counter, or nil.
+pub fn counter_location(index: usize) -> Option<String> {
+    describe(index).map(|(path, line)| format!("{}:{line}", String::from_utf8_lossy(path)))
+}
+
+/// The (path, line) a counter stands for, if it was ever reached.
+pub fn describe(index: usize) -> Option<(&'static [u8], u32)> {
+    let coverage = get()?;
+    let (path, line) = coverage.map.first_hit(index)?;
+    Some((coverage.paths.name(path), line))
+}
+
+fn into_bytes(patterns: Vec<String>) -> Vec<Vec<u8>> {
+    patterns.into_iter().map(String::into_bytes).collect()
+}
+
+/// Called by the driver callback before each input.
+#[inline(always)]
+pub fn begin_input() {
+    if let Some(coverage) = get() {
+        coverage.map.reset_previous();
+    }
+}
+
+unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
+    let Some(coverage) = get() else { return };
+    // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
+    let Some(site) = (unsafe { location::site(arg) }) else {
+        return;
+    };
+    let path_hash = hash_bytes(site.path);
+    let (path, included) = coverage.paths.lookup(path_hash, site.path);
+    if !included {
+        return;
+    }
+    let (index, first) = coverage.map.hit(mix(path_hash ^ site.key));
+    if first {
+        // SAFETY: as above; lineno is computed only on a counter's first hit.
+        unsafe { remember(coverage, index, path, arg) };
+    }
+}
+
+#[cold]
+unsafe fn remember(coverage: &Coverage, index: usize, path: PathId, arg: *mut rb_trace_arg_t) {
+    // SAFETY (caller): live trace argument; rb_tracearg_lineno returns a Fixnum.
+    let line = unsafe { rb_sys::FIX2LONG(rb_sys::rb_tracearg_lineno(arg)) };
+    coverage
+        .map
+        .remember(index, path, line.clamp(1, i64::from(u32::MAX)) as u32);
+}
+
+/// A 64-bit finalizer (murmur3's fmix64): spreads ids over the map.
+#[inline(always)]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}

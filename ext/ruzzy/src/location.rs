@@ -1,0 +1,232 @@
+//! Where a coverage event happened, as a process-stable 64-bit id.
+//!
+//! A location is (source path, start of the instruction sequence, offset of
+//! the program counter in it). The program counter offset is the same in
+//! every process running the same code and differs between the two arms of
+//! `c ? a : b` on one line; the instruction sequence's start (line and
+//! column) tells apart methods and blocks in one file. Nothing here depends
+//! on an object's address, so ids survive `GC.compact` and agree across
+//! `-fork`, `-jobs` and `-merge` processes.
+//!
+//! Reading the program counter needs interpreter internals (the layouts of
+//! `rb_trace_arg_t`, `rb_control_frame_t` and the iseq body), which have been
+//! stable from Ruby 3.0 through 3.4. That path is compiled only for those
+//! versions and checked against the public API on the first event: on any
+//! disagreement, and on other Ruby versions, ids fall back to the public API
+//! (path, line and event kind), which cannot tell apart branches that share
+//! a line. Only Ruby 3.1 is tested.
+//!
+//! Invariants: no allocation, no lock; the returned path borrows the
+//! interpreter's own string and is only used before the hook returns.
+
+use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// One coverage event's location.
+pub struct Site {
+    /// The source path bytes (borrowed from the interpreter).
+    pub path: &'static [u8],
+    /// Distinguishes locations within the path.
+    pub key: u64,
+}
+
+const MODE_UNCHECKED: u8 = 0;
+const MODE_INTERNAL: u8 = 1;
+const MODE_PUBLIC: u8 = 2;
+
+static MODE: AtomicU8 = AtomicU8::new(if cfg!(internal_layout) {
+    MODE_UNCHECKED
+} else {
+    MODE_PUBLIC
+});
+
+/// Whether ids use the program counter (true) or only path and line.
+pub fn precise() -> bool {
+    MODE.load(Ordering::Relaxed) != MODE_PUBLIC
+}
+
+/// The location of the event described by `arg`.
+///
+/// # Safety
+/// `arg` must be the trace argument Ruby passed to a RAW_ARG event hook,
+/// and the call must happen inside that hook (GVL held).
+#[inline(always)]
+pub unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
+    match MODE.load(Ordering::Relaxed) {
+        MODE_INTERNAL => internal::site(arg),
+        MODE_PUBLIC => public_site(arg),
+        _ => first_site(arg),
+    }
+}
+
+#[cold]
+unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
+    let mode = if internal::agrees_with_public_api(arg) {
+        MODE_INTERNAL
+    } else {
+        eprintln!(
+            "WARNING: ruzzy: this Ruby's interpreter layout is not the one ruzzy knows; \
+             coverage falls back to (path, line) locations"
+        );
+        MODE_PUBLIC
+    };
+    MODE.store(mode, Ordering::Relaxed);
+    site(arg)
+}
+
+/// Public API only: (path, line, event kind).
+unsafe fn public_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
+    // SAFETY (caller): `arg` is a live trace argument inside its hook.
+    let path = unsafe { rb_sys::rb_tracearg_path(arg) };
+    let path = unsafe { string_bytes(path)? };
+    let line = unsafe { rb_sys::rb_tracearg_lineno(arg) } as u64;
+    let event = unsafe { rb_sys::rb_tracearg_event_flag(arg) } as u64;
+    Some(Site {
+        path,
+        key: (line << 32) ^ event,
+    })
+}
+
+/// The bytes of a String VALUE, or None for anything else.
+///
+/// # Safety
+/// `value` must be a live object; the bytes are valid until Ruby code runs.
+pub unsafe fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
+    // SAFETY (caller): live object; type checked before reading as String.
+    unsafe {
+        if rb_sys::SPECIAL_CONST_P(value)
+            || !rb_sys::RB_TYPE_P(value, ruby_value_type::RUBY_T_STRING)
+        {
+            return None;
+        }
+        let len = rb_sys::RSTRING_LEN(value) as usize;
+        let ptr = rb_sys::RSTRING_PTR(value) as *const u8;
+        Some(std::slice::from_raw_parts(ptr, len))
+    }
+}
+
+#[cfg(internal_layout)]
+mod internal {
+    //! Interpreter layouts, Ruby 3.0 to 3.4 (vm_core.h, iseq.h).
+    use super::{string_bytes, Site};
+    use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
+
+    #[repr(C)]
+    struct TraceArg {
+        event: u32,
+        ec: *const u8,
+        cfp: *const ControlFrame,
+    }
+
+    #[repr(C)]
+    struct ControlFrame {
+        pc: *const VALUE,
+        sp: *const VALUE,
+        iseq: *const Iseq,
+    }
+
+    #[repr(C)]
+    struct Iseq {
+        flags: VALUE,
+        wrapper: VALUE,
+        body: *const IseqBody,
+    }
+
+    #[repr(C)]
+    struct IseqBody {
+        kind: u32,
+        iseq_size: u32,
+        iseq_encoded: *const VALUE,
+        param: [u8; 48],
+        pathobj: VALUE,
+        base_label: VALUE,
+        label: VALUE,
+        first_lineno: VALUE,
+        node_id: i32,
+        beg_line: i32,
+        beg_column: i32,
+        end_line: i32,
+        end_column: i32,
+    }
+
+    struct Raw {
+        path: VALUE,
+        body: *const IseqBody,
+        offset: u64,
+    }
+
+    #[inline(always)]
+    unsafe fn raw(arg: *mut rb_trace_arg_t) -> Option<Raw> {
+        // SAFETY (caller): `arg` is a live trace argument whose frame is a
+        // Ruby-level frame (coverage events only fire from iseq code).
+        unsafe {
+            let arg = arg as *const TraceArg;
+            let cfp = (*arg).cfp;
+            if cfp.is_null() {
+                return None;
+            }
+            let iseq = (*cfp).iseq;
+            if iseq.is_null() {
+                return None;
+            }
+            let body = (*iseq).body;
+            if body.is_null() {
+                return None;
+            }
+            let offset = (*cfp).pc.offset_from((*body).iseq_encoded) as u64;
+            let pathobj = (*body).pathobj;
+            let path = if rb_sys::RB_TYPE_P(pathobj, ruby_value_type::RUBY_T_ARRAY) {
+                rb_sys::RARRAY_AREF(pathobj, 0)
+            } else {
+                pathobj
+            };
+            Some(Raw { path, body, offset })
+        }
+    }
+
+    #[inline(always)]
+    pub unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
+        // SAFETY (caller): see `raw`.
+        unsafe {
+            let raw = raw(arg)?;
+            let path = string_bytes(raw.path)?;
+            let body = &*raw.body;
+            let start = ((body.beg_line as u32 as u64) << 32) | body.beg_column as u32 as u64;
+            Some(Site {
+                path,
+                key: start.rotate_left(17) ^ raw.offset,
+            })
+        }
+    }
+
+    /// Cross-checks the layout against the public API on one event.
+    pub unsafe fn agrees_with_public_api(arg: *mut rb_trace_arg_t) -> bool {
+        // SAFETY (caller): see `raw`.
+        unsafe {
+            let Some(raw) = raw(arg) else { return false };
+            let public_path = rb_sys::rb_tracearg_path(arg);
+            let line = rb_sys::rb_tracearg_lineno(arg);
+            let line = rb_sys::FIX2LONG(line) as i32;
+            let body = &*raw.body;
+            raw.path == public_path
+                && rb_sys::FIXNUM_P(body.first_lineno)
+                && body.beg_line <= line
+                && line <= body.end_line
+                && raw.offset < u64::from(body.iseq_size)
+        }
+    }
+}
+
+#[cfg(not(internal_layout))]
+mod internal {
+    use super::Site;
+    use rb_sys::rb_trace_arg_t;
+
+    pub unsafe fn site(_arg: *mut rb_trace_arg_t) -> Option<Site> {
+        None
+    }
+
+    pub unsafe fn agrees_with_public_api(_arg: *mut rb_trace_arg_t) -> bool {
+        false
+    }
+}
