@@ -67,7 +67,7 @@ module Ruzzy
       raise InvalidArgumentsError, "args[#{index}] must be a String, got #{arg.inspect}" unless arg.is_a?(String)
       raise InvalidArgumentsError, "args[#{index}] contains a NUL byte" if arg.include?("\0")
     end
-    missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?(flag.split("=").first + "=") } }
+    missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?("#{flag.split("=").first}=") } }
     [args.first, *missing, *args.drop(1)]
   end
 
@@ -88,7 +88,7 @@ module Ruzzy
     path = File.expand_path(harness_script.to_s, File.dirname(caller_locations(1, 1).first.absolute_path || "."))
     raise InvalidArgumentsError, "no such harness file: #{path}" unless File.file?(path)
 
-    Coverage.start(include: include, exclude: exclude, map_size: map_size)
+    Coverage.start(include:, exclude:, map_size:)
     require path
   end
 

@@ -9,7 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The interpreter layouts location.rs reads are those of Ruby 3.0-3.4.
     println!("cargo:rustc-check-cfg=cfg(internal_layout)");
     let version = env.ruby_major_minor();
-    if version >= (3, 0) && version < (3, 5) {
+    if ((3, 0)..(3, 5)).contains(&version) {
         println!("cargo:rustc-cfg=internal_layout");
     }
     println!("cargo:rustc-link-lib=dylib=c");

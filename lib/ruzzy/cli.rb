@@ -21,7 +21,7 @@ module Ruzzy
       Options (before HARNESS.rb):
         --include=PATTERN  instrument only matching paths (repeatable)
         --exclude=PATTERN  do not instrument matching paths (repeatable)
-        --map-size=N       number of edge counters (default 65536)
+        --map-size=N       number of edge counters (default 16384)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
         -h, --help         show this help and exit
         -v, --version      print the version and exit

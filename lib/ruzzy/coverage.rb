@@ -10,7 +10,7 @@ module Ruzzy
   # requiring the code under test (the `ruzzy` command and Ruzzy.trace do).
   module Coverage
     # Paths never instrumented: ruzzy's own files.
-    OWN_FILES = File.expand_path("..", __dir__) + File::SEPARATOR
+    OWN_FILES = "#{File.expand_path("..", __dir__)}#{File::SEPARATOR}".freeze
 
     module_function
 

@@ -11,7 +11,8 @@
 //! and takes no lock (see `location`, `path_registry`, `sancov_8bit`).
 
 use crate::engine;
-use crate::location;
+use crate::iseq_cache::{IseqCache, IseqInfo};
+use crate::location::{self, Site};
 use crate::path_registry::{hash_bytes, PathId, PathRegistry};
 use crate::sancov_8bit::EdgeMap;
 use magnus::{Error, RArray, RHash, Ruby};
@@ -38,6 +39,7 @@ extern "C" {
 pub struct Coverage {
     pub map: EdgeMap,
     pub paths: PathRegistry,
+    iseqs: IseqCache,
 }
 
 static COVERAGE: OnceLock<Coverage> = OnceLock::new();
@@ -60,6 +62,7 @@ pub fn start(
     let coverage = Coverage {
         map: EdgeMap::new(map_size),
         paths: PathRegistry::new(into_bytes(includes), into_bytes(excludes)),
+        iseqs: IseqCache::new(),
     };
     if COVERAGE.set(coverage).is_err() {
         return Ok(false);
@@ -150,16 +153,40 @@ unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(site) = (unsafe { location::site(arg) }) else {
         return;
     };
-    let path_hash = hash_bytes(site.path);
-    let (path, included) = coverage.paths.lookup(path_hash, site.path);
-    if !included {
+    let cached = site.iseq.and_then(|iseq| coverage.iseqs.get(iseq));
+    // SAFETY: the site's path is read before this hook returns.
+    let Some(iseq) = cached.or_else(|| unsafe { resolve(coverage, &site) }) else {
+        return;
+    };
+    if !iseq.included {
         return;
     }
-    let (index, first) = coverage.map.hit(mix(path_hash ^ site.key));
+    let (index, first) = coverage.map.hit(mix(iseq.base ^ site.offset));
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
-        unsafe { remember(coverage, index, path, arg) };
+        unsafe { remember(coverage, index, iseq.path, arg) };
     }
+}
+
+/// The per-iseq part of a location: path hash, registry entry, inclusion.
+///
+/// # Safety
+/// Inside the coverage hook that produced `site`.
+#[cold]
+unsafe fn resolve(coverage: &Coverage, site: &Site) -> Option<IseqInfo> {
+    // SAFETY (caller): the path String is alive during the hook.
+    let path = unsafe { location::string_bytes(site.path)? };
+    let path_hash = hash_bytes(path);
+    let (path, included) = coverage.paths.lookup(path_hash, path);
+    let info = IseqInfo {
+        base: path_hash ^ site.start.rotate_left(17),
+        path,
+        included,
+    };
+    if let Some(iseq) = site.iseq {
+        coverage.iseqs.put(iseq, info);
+    }
+    Some(info)
 }
 
 #[cold]

@@ -7,8 +7,9 @@
 //! - [`finding`]: reporting a finding before libFuzzer writes the artifact;
 //! - [`signals`]: giving libFuzzer the signals Ruby took at start-up;
 //! - [`coverage_hook`]: Ruby coverage events to edge counters, using
-//!   [`location`] (process-stable ids), [`path_registry`] (include/exclude,
-//!   path names) and [`sancov_8bit`] (the counters and PC table);
+//!   [`location`] (process-stable ids), [`iseq_cache`] (per-iseq memo),
+//!   [`path_registry`] (include/exclude, path names) and [`sancov_8bit`]
+//!   (the counters and PC table);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer.
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
@@ -22,6 +23,7 @@ mod coverage_hook;
 mod driver;
 mod engine;
 mod finding;
+mod iseq_cache;
 mod location;
 mod path_registry;
 mod rb;

@@ -16,18 +16,27 @@
 //! (path, line and event kind), which cannot tell apart branches that share
 //! a line. Only Ruby 3.1 is tested.
 //!
-//! Invariants: no allocation, no lock; the returned path borrows the
-//! interpreter's own string and is only used before the hook returns.
+//! Invariants: no allocation, no lock; the returned path is the
+//! interpreter's own string and is only read before the hook returns.
 
 use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One coverage event's location.
 pub struct Site {
-    /// The source path bytes (borrowed from the interpreter).
-    pub path: &'static [u8],
-    /// Distinguishes locations within the path.
-    pub key: u64,
+    /// The source path String (owned by the interpreter; read it with
+    /// [`string_bytes`] before the hook returns).
+    pub path: VALUE,
+    /// Where the instruction sequence starts (line and column), or the
+    /// line and event kind in public-API mode.
+    pub start: u64,
+    /// Program counter offset within the instruction sequence (0 in
+    /// public-API mode).
+    pub offset: u64,
+    /// Addresses identifying the instruction sequence in this process, for
+    /// caching per-iseq work: its body and its instruction buffer. Both are
+    /// malloc'd (never moved by GC compaction). None in public-API mode.
+    pub iseq: Option<(usize, usize)>,
 }
 
 const MODE_UNCHECKED: u8 = 0;
@@ -78,12 +87,13 @@ unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
 unsafe fn public_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
     // SAFETY (caller): `arg` is a live trace argument inside its hook.
     let path = unsafe { rb_sys::rb_tracearg_path(arg) };
-    let path = unsafe { string_bytes(path)? };
     let line = unsafe { rb_sys::rb_tracearg_lineno(arg) } as u64;
     let event = unsafe { rb_sys::rb_tracearg_event_flag(arg) } as u64;
     Some(Site {
         path,
-        key: (line << 32) ^ event,
+        start: (line << 32) ^ event,
+        offset: 0,
+        iseq: None,
     })
 }
 
@@ -108,7 +118,7 @@ pub unsafe fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
 #[cfg(internal_layout)]
 mod internal {
     //! Interpreter layouts, Ruby 3.0 to 3.4 (vm_core.h, iseq.h).
-    use super::{string_bytes, Site};
+    use super::Site;
     use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
 
     #[repr(C)]
@@ -155,6 +165,7 @@ mod internal {
         offset: u64,
     }
 
+    /// Reads the frame; the path is resolved lazily (see `site`).
     #[inline(always)]
     unsafe fn raw(arg: *mut rb_trace_arg_t) -> Option<Raw> {
         // SAFETY (caller): `arg` is a live trace argument whose frame is a
@@ -189,12 +200,13 @@ mod internal {
         // SAFETY (caller): see `raw`.
         unsafe {
             let raw = raw(arg)?;
-            let path = string_bytes(raw.path)?;
             let body = &*raw.body;
             let start = ((body.beg_line as u32 as u64) << 32) | body.beg_column as u32 as u64;
             Some(Site {
-                path,
-                key: start.rotate_left(17) ^ raw.offset,
+                path: raw.path,
+                start,
+                offset: raw.offset,
+                iseq: Some((raw.body as usize, body.iseq_encoded as usize)),
             })
         }
     }

@@ -29,7 +29,7 @@ pub fn counter_of_pc(pc: usize) -> Option<usize> {
 }
 
 /// Default number of counters.
-pub const DEFAULT_SIZE: usize = 1 << 16;
+pub const DEFAULT_SIZE: usize = 1 << 14;
 
 /// One PC table entry as libFuzzer reads it: (PC, flags).
 #[repr(C)]

@@ -1,0 +1,133 @@
+# frozen_string_literal: true
+
+# Prints ruzzy's benchmark table (Markdown). Run with `rake bench`.
+#
+# Environment: BENCH_SECONDS (per stdlib parser, default 10),
+# BENCH_SEEDS (seeds for solve times, default "1,2,3").
+#
+# Every number comes from this run on this machine; compare ratios, not
+# absolute values, between machines.
+
+require "open3"
+require "rbconfig"
+require "tmpdir"
+
+# The benchmark sections, one method per table.
+module Bench
+  DIR = __dir__
+  EXAMPLES = File.expand_path("../examples", DIR)
+  SECONDS = Integer(ENV.fetch("BENCH_SECONDS", "10"))
+  SEEDS = ENV.fetch("BENCH_SEEDS", "1,2,3").split(",").map(&:strip)
+
+  module_function
+
+  def now
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # Runs a command in a fresh temporary directory; returns [output, seconds, status].
+  def run(*command)
+    Dir.mktmpdir("ruzzy-bench") do |dir|
+      started = now
+      output, status = Open3.capture2e(*command, chdir: dir)
+      [output, now - started, status]
+    end
+  end
+
+  def ruby(*args)
+    run(RbConfig.ruby, *args)
+  end
+
+  def ruzzy(*args)
+    run("ruzzy", *args)
+  end
+
+  def median(values)
+    sorted = values.sort
+    sorted[sorted.size / 2]
+  end
+
+  def fmt(number, digits = 0)
+    return "-" if number.nil?
+
+    whole, fraction = format("%.#{digits}f", number).split(".")
+    whole = whole.reverse.scan(/\d{1,3}/).join(",").reverse.then { |w| number.negative? ? "-#{w}" : w }
+    fraction ? "#{whole}.#{fraction}" : whole
+  end
+
+  def table(title, header, rows)
+    puts "\n### #{title}\n\n"
+    puts "| #{header.join(" | ")} |"
+    puts "|#{header.map { "---" }.join("|")}|"
+    rows.each { |row| puts "| #{row.join(" | ")} |" }
+  end
+
+  # Per-input overhead of the libFuzzer bridge on a trivial target, with
+  # no coverage map and with maps of several sizes (libFuzzer clears and
+  # scans the whole map after every input).
+  def bridge
+    runs = 1_000_000
+    trivial = File.join(DIR, "trivial.rb")
+    loop_output, = ruby(trivial, "--loop", runs.to_s)
+    loop_ns = Float(loop_output.lines.last) * 1e9 / runs
+    rows = [["bare Ruby loop, fresh Strings", fmt(1e9 / loop_ns), fmt(loop_ns), "-"]]
+    [["--no-coverage"], ["--map-size=1024"], ["--map-size=16384", "(default)"],
+     ["--map-size=65536"]].each do |flag, note|
+      _, startup, = ruzzy(flag, trivial, "-runs=1")
+      _, total, = ruzzy(flag, trivial, "-runs=#{runs}")
+      ns = (total - startup) * 1e9 / (runs - 1)
+      rows << ["ruzzy #{flag} #{note}".strip, fmt(1e9 / ns), fmt(ns), fmt(ns - loop_ns)]
+    end
+    table("Bridge: trivial target `->(data) { 0 }`, #{fmt(runs)} inputs",
+          ["what", "execs/s", "ns/input", "overhead ns/input"], rows)
+  end
+
+  # Cost per coverage event.
+  def events
+    script = File.join(DIR, "events.rb")
+    count = Integer(ruby(script, "count").first.lines.last)
+    iterations = 200_000
+    times = %w[untraced traced builtin].to_h do |mode|
+      [mode, median(Array.new(3) { Float(ruby(script, mode, iterations.to_s).first.lines.last) })]
+    end
+    per_event = ->(mode) { (times[mode] - times["untraced"]) / count }
+    table("Coverage: cost per event (#{count} line and branch events per call, median of 3)",
+          ["mode", "ns/call", "ns/event over untraced"],
+          [["untraced (no coverage)", fmt(times["untraced"]), "-"],
+           ["ruzzy coverage hooks", fmt(times["traced"]), fmt(per_event.call("traced"), 1)],
+           ["Ruby's built-in Coverage (for reference)", fmt(times["builtin"]), fmt(per_event.call("builtin"), 1)]])
+  end
+
+  # exec/s and final coverage on standard-library parsers.
+  def parsers
+    rows = %w[uri csv ipaddr time psych].map do |name|
+      output, = ruzzy(File.join(DIR, "targets", "#{name}.rb"), "-seed=1", "-max_total_time=#{SECONDS}")
+      done = output.lines.grep(/DONE/).last.to_s
+      execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+      [name, fmt(execs.fdiv(SECONDS)), done[/cov: (\d+)/, 1] || "-", done[/ft: (\d+)/, 1] || "-",
+       done[/corp: (\d+)/, 1] || "-"]
+    end
+    table("Standard-library parsers, #{SECONDS} s each, -seed=1", %w[target execs/s cov ft corpus], rows)
+  end
+
+  # Median time to solve the example mazes.
+  def solves
+    rows = %w[hello maze ternary_maze].map do |name|
+      results = SEEDS.map do |seed|
+        output, seconds, status = ruzzy(File.join(EXAMPLES, "#{name}.rb"), "-seed=#{seed}", "-max_total_time=120")
+        [status.exitstatus == 77, seconds, output[/stat::number_of_executed_units: (\d+)/, 1].to_i]
+      end
+      solved = results.count(&:first)
+      ["examples/#{name}.rb", "#{solved}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
+       fmt(median(results.map(&:last)))]
+    end
+    table("Time to solve (median over seeds #{SEEDS.join(", ")}; limit 120 s)",
+          %w[harness solved seconds execs], rows)
+  end
+end
+
+puts "## ruzzy benchmarks (#{RUBY_DESCRIPTION})"
+Bench.bridge
+Bench.events
+Bench.parsers
+Bench.solves

@@ -1,0 +1,83 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "ruzzy"
+
+# The Ruby API, in process: everything that must raise before libFuzzer
+# starts (libFuzzer can start only once per process and never returns).
+class TestApi < Minitest::Test
+  def test_version
+    assert_match(/\A\d+\.\d+\.\d+\z/, Ruzzy::VERSION)
+  end
+
+  def test_default_args_are_program_name_then_argv
+    result = ruby("-rruzzy", "-e", "p Ruzzy::DEFAULT_ARGS", "--", "-runs=5", "corpus")
+    assert_exit 0, result
+    assert_equal %(["-e", "-runs=5", "corpus"]\n), result.stdout
+  end
+
+  def test_non_callable_target_is_rejected
+    error = assert_raises(Ruzzy::InvalidTargetError) { Ruzzy.fuzz(42, ["prog"]) }
+    assert_kind_of TypeError, error
+    assert_kind_of Ruzzy::Error, error
+    assert_match(/must respond to #call, got 42/, error.message)
+  end
+
+  def test_empty_args_are_rejected
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, []) }
+    assert_kind_of ArgumentError, error
+    assert_match(/program name/, error.message)
+  end
+
+  def test_args_must_be_an_array_of_strings_without_nul
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, "prog -runs=1") }
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, ["prog", :runs]) }
+    assert_match(/args\[1\] must be a String, got :runs/, error.message)
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, ["prog", "a\0b"]) }
+    assert_match(/NUL/, error.message)
+  end
+
+  def test_native_entry_point_validates_too
+    assert_raises(Ruzzy::InvalidTargetError) { Ruzzy._fuzz(Object.new, ["prog"]) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, []) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["prog", 1]) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["a\0b"]) }
+    assert_raises(TypeError) { Ruzzy._fuzz(->(_) {}, "prog") }
+  end
+
+  def test_final_stats_are_on_unless_the_user_chose
+    assert_equal ["prog", "-print_final_stats=1", "-runs=1"], Ruzzy.libfuzzer_args(["prog", "-runs=1"])
+    assert_equal ["prog", "-print_final_stats=0"], Ruzzy.libfuzzer_args(["prog", "-print_final_stats=0"])
+  end
+
+  def test_engine_line_names_the_bundled_libfuzzer
+    assert_match(%r{\AINFO: ruzzy: using the libFuzzer bundled in .*/ruzzy_ext\.so\z}, Ruzzy.engine)
+  end
+
+  def test_exception_report_shows_class_message_causes_and_target_frames
+    error = begin
+      begin
+        raise KeyError, "inner"
+      rescue KeyError
+        raise ArgumentError, "outer"
+      end
+    rescue ArgumentError => e
+      e
+    end
+    error.set_backtrace(["a.rb:1:in `parse'", "h.rb:2:in `block'", "ruzzy.rb:3:in `_fuzz'", "ruzzy.rb:3:in `fuzz'"])
+    text = Ruzzy::Finding.describe_exception(error)
+    assert_match(/ERROR: ruzzy: uncaught Ruby exception in the fuzz target/, text)
+    assert_match(/^ArgumentError: outer$/, text)
+    assert_match(/^Caused by: KeyError: inner$/, text)
+    assert_match(/^    from a\.rb:1:in `parse'$/, text)
+    refute_match(/_fuzz|in `fuzz'/, text)
+  end
+
+  def test_report_survives_a_broken_message_method
+    error = RuntimeError.new("x")
+    def error.message
+      raise "broken"
+    end
+    assert_match(/#message raised RuntimeError/, Ruzzy::Finding.describe_exception(error))
+  end
+end

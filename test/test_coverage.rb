@@ -1,0 +1,162 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Ruby coverage: locations that tell branches apart, agree across processes
+# and survive GC.compact; include/exclude; activation by command or
+# Ruzzy.trace; the maze examples are solved.
+class TestCoverage < Minitest::Test
+  TARGET = <<~RUBY
+    module Target
+      def self.walk(data)
+        kind = data.start_with?("T") ? :t : :other
+        if data.bytesize > 3
+          data.each_byte { |b| b.odd? ? :odd : :even }
+        end
+        kind
+      end
+
+      def self.arm(flag) = flag ? :yes : :no
+    end
+  RUBY
+
+  # Prints the counter indices each input reaches, one line per input.
+  REPLAY = <<~RUBY
+    require "ruzzy"
+    Ruzzy::Coverage.start(**eval(ENV.fetch("COVERAGE_OPTIONS", "{}")))
+    require_relative "target"
+    inputs = ["", "a", "T", "Tabc", "xyz\\x00\\xff", "TTTTTTTT"]
+    inputs.each do |input|
+      GC.compact if ARGV.include?("--compact")
+      Ruzzy._clear_counters
+      Target.walk(input.b)
+      puts Ruzzy._counters_hit.inspect
+    end
+    [true, false].each do |flag|
+      Ruzzy._clear_counters
+      Target.arm(flag)
+      puts Ruzzy._counters_hit.inspect
+    end
+    puts Ruzzy::Coverage.info.inspect
+  RUBY
+
+  def replay(dir, *args, options: "{}")
+    File.write(File.join(dir, "target.rb"), TARGET)
+    File.write(File.join(dir, "replay.rb"), REPLAY)
+    result = ruby("replay.rb", *args, chdir: dir, env: { "COVERAGE_OPTIONS" => options })
+    assert_exit 0, result
+    lines = result.stdout.lines
+    [lines[0, 8].map { |line| eval(line) }, eval(lines.last)] # rubocop:disable Security/Eval -- our own output
+  end
+
+  def test_same_inputs_give_the_same_counters_in_every_process_and_after_compaction
+    in_tmpdir do |dir|
+      first, info = replay(dir)
+      second, = replay(dir)
+      compacted, = replay(dir, "--compact")
+      assert_equal first, second
+      assert_equal first, compacted
+      assert first.all?(&:any?), "some input reached no counter: #{first.inspect}"
+      assert_operator first.first(6).uniq.size, :>=, 4, "different inputs should reach different counters"
+      assert_equal Ruzzy_default_map_size(dir), info[:map_size]
+      assert info[:precise], "this Ruby should use precise (pc-based) locations"
+    end
+  end
+
+  def test_the_two_arms_of_a_one_line_ternary_differ
+    in_tmpdir do |dir|
+      counters, = replay(dir)
+      yes, no = counters.last(2)
+      refute_equal yes, no
+    end
+  end
+
+  def test_exclude_and_include_patterns
+    in_tmpdir do |dir|
+      excluded, = replay(dir, options: '{ exclude: ["target.rb"] }')
+      assert excluded.all?(&:empty?), excluded.inspect
+      included_elsewhere, = replay(dir, options: '{ include: ["/no/such/dir/"] }')
+      assert included_elsewhere.all?(&:empty?)
+      included, = replay(dir, options: "{ include: [#{dir.inspect}] }")
+      assert included.all?(&:any?)
+    end
+  end
+
+  def test_map_size_is_configurable
+    in_tmpdir do |dir|
+      _, info = replay(dir, options: "{ map_size: 1000 }")
+      assert_equal 1024, info[:map_size]
+    end
+  end
+
+  def test_nested_if_maze_is_solved
+    in_tmpdir do |dir|
+      result = ruzzy(File.join(EXAMPLES, "maze.rb"), "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/RuntimeError: maze solved/, result.stderr)
+      assert_equal "MAZE!", File.binread(File.join(dir, artifacts(dir).first))[0, 5]
+    end
+  end
+
+  def test_one_line_ternary_maze_is_solved_even_with_gc_compact
+    in_tmpdir do |dir|
+      harness = File.read(File.join(EXAMPLES, "ternary_maze.rb"))
+                    .sub("Ruzzy.fuzz(->(data) { TernaryMaze.walk(data) })", <<~RUBY)
+                      n = 0
+                      Ruzzy.fuzz(lambda do |data|
+                        n += 1
+                        GC.compact if (n % 5000).zero?
+                        TernaryMaze.walk(data)
+                      end)
+                    RUBY
+      File.write(File.join(dir, "harness.rb"), harness)
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/RuntimeError: ternary maze solved/, result.stderr)
+      assert_equal "TERN", File.binread(File.join(dir, artifacts(dir).first))[0, 4]
+    end
+  end
+
+  def test_counters_are_described_as_ruby_locations
+    in_tmpdir do |dir|
+      result = ruzzy(File.join(EXAMPLES, "maze.rb"), "-seed=1", "-runs=2000", "-print_pcs=1", chdir: dir)
+      assert_exit 0, result
+      assert_match(%r{NEW_PC: 0x\h+ in ruby .*/examples/maze\.rb:\d+}, result.stderr)
+    end
+  end
+
+  def test_no_coverage_option_fuzzes_blind
+    in_tmpdir do |dir|
+      result = ruzzy("--no-coverage", File.join(EXAMPLES, "maze.rb"), "-seed=1", "-runs=2000", chdir: dir)
+      assert_exit 0, result
+      refute_match(/inline 8-bit counters/, result.stderr)
+    end
+  end
+
+  def test_trace_runs_the_two_script_pattern
+    in_tmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "fuzz"))
+      FileUtils.cp(File.join(EXAMPLES, "maze.rb"), File.join(dir, "fuzz", "harness.rb"))
+      File.write(File.join(dir, "fuzz", "tracer.rb"), "require \"ruzzy\"\nRuzzy.trace(\"harness.rb\")\n")
+      result = ruby("fuzz/tracer.rb", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/RuntimeError: maze solved/, result.stderr)
+    end
+  end
+
+  def test_trace_rejects_a_missing_harness
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "tracer.rb"), "require \"ruzzy\"\nRuzzy.trace(\"nope.rb\")\n")
+      result = ruby("tracer.rb", chdir: dir)
+      assert_exit 1, result
+      assert_match(/no such harness file: .*nope\.rb \(Ruzzy::InvalidArgumentsError\)/, result.stderr)
+    end
+  end
+
+  private
+
+  def Ruzzy_default_map_size(dir) # rubocop:disable Naming/MethodName
+    result = ruby("-rruzzy", "-e", "print Ruzzy::DEFAULT_MAP_SIZE", chdir: dir)
+    Integer(result.stdout)
+  end
+end

@@ -1,0 +1,72 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require "open3"
+require "tmpdir"
+require "fileutils"
+
+# Helpers for tests that run ruzzy in a child process. Every fuzzing run is
+# bounded (-runs or -max_total_time) and seeded; a hard `timeout` guards
+# against a hang.
+module RuzzyTestHelper
+  ROOT = File.expand_path("..", __dir__)
+  EXAMPLES = File.join(ROOT, "examples")
+  # RUZZY_TEST_GC_STRESS=1 (rake test_gc_stress) runs each generated
+  # harness's target under GC.stress, where native-boundary bugs show up.
+  GC_STRESS = ENV["RUZZY_TEST_GC_STRESS"] == "1"
+  HARD_TIMEOUT = 300
+
+  # Output and status of a finished child process.
+  Result = Struct.new(:stdout, :stderr, :status) do
+    def output
+      stdout + stderr
+    end
+
+    def exitstatus
+      status.exitstatus
+    end
+  end
+
+  def run_command(*command, chdir: Dir.pwd, env: {})
+    stdout, stderr, status = Open3.capture3(env, "timeout", "-s", "KILL", HARD_TIMEOUT.to_s, *command,
+                                            chdir:)
+    Result.new(stdout, stderr, status)
+  end
+
+  def ruzzy(*args, chdir: Dir.pwd, env: {})
+    run_command("ruzzy", *args, chdir:, env:)
+  end
+
+  def ruby(*args, chdir: Dir.pwd, env: {})
+    run_command(RbConfig.ruby, *args, chdir:, env:)
+  end
+
+  # Writes a harness that requires ruzzy and runs +body+; returns its path.
+  def write_harness(dir, body, name: "harness.rb")
+    path = File.join(dir, name)
+    stress = GC_STRESS ? "GC.stress = true\n" : ""
+    File.write(path, "require \"ruzzy\"\n#{stress}#{body}\n")
+    path
+  end
+
+  def in_tmpdir(&)
+    Dir.mktmpdir("ruzzy-test", &)
+  end
+
+  def artifacts(dir, prefix = "crash-")
+    Dir.children(dir).select { |name| name.start_with?(prefix) }.sort
+  end
+
+  def assert_exit(expected, result)
+    tail = result.output[-4000..] || result.output
+    assert_equal expected, result.exitstatus,
+                 "expected exit #{expected}, got #{result.status.inspect}\n--- output ---\n#{tail}"
+  end
+
+  # Runs under GC.stress are much slower; scale fuzzing budgets down.
+  def runs(count)
+    GC_STRESS ? [count / 50, 20].max : count
+  end
+end
+
+Minitest::Test.include(RuzzyTestHelper)
