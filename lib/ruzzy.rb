@@ -5,6 +5,7 @@ require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
 require "ruzzy/ruzzy_ext"
 require_relative "ruzzy/coverage"
+require_relative "ruzzy/compare_hooks"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
 # libFuzzer.
@@ -43,12 +44,17 @@ module Ruzzy
   # its Ruby backtrace, and libFuzzer saves the input as crash-<sha1>.
   #
   # +args+ is libFuzzer's argv, program name first.
-  def fuzz(test_one_input, args = DEFAULT_ARGS)
+  #
+  # +compare_hooks+ (default true, or false when RUZZY_COMPARE_HOOKS=0)
+  # reports Integer, String, Symbol and Hash comparisons to libFuzzer while
+  # fuzzing; see Ruzzy::CompareHooks.
+  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
     end
 
     argv = libfuzzer_args(args)
+    CompareHooks.install if compare_hooks
     @fuzz_called = true
     _fuzz(test_one_input, argv)
   end

@@ -23,6 +23,7 @@ module Ruzzy
         --exclude=PATTERN  do not instrument matching paths (repeatable)
         --map-size=N       number of edge counters (default 16384)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
+        --no-compare-hooks do not report comparisons to libFuzzer
         -h, --help         show this help and exit
         -v, --version      print the version and exit
 
@@ -91,6 +92,8 @@ module Ruzzy
           @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
         when "--no-coverage"
           @coverage_enabled = false
+        when "--no-compare-hooks"
+          ENV["RUZZY_COMPARE_HOOKS"] = "0"
         when /\A-/
           raise UsageError, "unknown option #{arg}"
         else

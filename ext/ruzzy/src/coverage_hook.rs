@@ -139,6 +139,21 @@ fn into_bytes(patterns: Vec<String>) -> Vec<Vec<u8>> {
     patterns.into_iter().map(String::into_bytes).collect()
 }
 
+/// Counts a comparison site as covered. Ruby's coverage has no branches
+/// for `&&` and `||`, so `a == 1 && b == 2` is one branch; counting each
+/// comparison site that runs makes passing the first comparison new
+/// coverage, and the fuzzer keeps the input that did.
+#[inline(always)]
+pub fn reach_compare_site(location: u64) {
+    if let Some(coverage) = get() {
+        coverage.map.touch(location ^ COMPARE_SITE_SALT);
+    }
+}
+
+/// Keeps comparison-site counters apart from edge counters of the same
+/// location.
+const COMPARE_SITE_SALT: u64 = 0x5bd1_e995_c0ff_ee00;
+
 /// Called by the driver callback before each input.
 #[inline(always)]
 pub fn begin_input() {
@@ -161,7 +176,7 @@ unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     if !iseq.included {
         return;
     }
-    let (index, first) = coverage.map.hit(mix(iseq.base ^ site.offset));
+    let (index, first) = coverage.map.hit(location::mix(iseq.base ^ site.offset));
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
         unsafe { remember(coverage, index, iseq.path, arg) };
@@ -179,7 +194,7 @@ unsafe fn resolve(coverage: &Coverage, site: &Site) -> Option<IseqInfo> {
     let path_hash = hash_bytes(path);
     let (path, included) = coverage.paths.lookup(path_hash, path);
     let info = IseqInfo {
-        base: path_hash ^ site.start.rotate_left(17),
+        base: location::base(path_hash, site.start),
         path,
         included,
     };
@@ -196,14 +211,4 @@ unsafe fn remember(coverage: &Coverage, index: usize, path: PathId, arg: *mut rb
     coverage
         .map
         .remember(index, path, line.clamp(1, i64::from(u32::MAX)) as u32);
-}
-
-/// A 64-bit finalizer (murmur3's fmix64): spreads ids over the map.
-#[inline(always)]
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
 }

@@ -26,6 +26,29 @@ pub type CountersInit = unsafe extern "C" fn(start: *mut u8, end: *mut u8);
 /// `__sanitizer_cov_pcs_init`.
 pub type PcsInit = unsafe extern "C" fn(start: *const usize, end: *const usize);
 
+/// `__sanitizer_cov_trace_cmp8` (also the shape of `_div8`, second
+/// argument ignored).
+pub type TraceCmp8 = unsafe extern "C" fn(a: u64, b: u64);
+
+/// `__sanitizer_weak_hook_memcmp`.
+pub type WeakHookMemcmp = unsafe extern "C" fn(
+    caller_pc: *const c_void,
+    s1: *const c_void,
+    s2: *const c_void,
+    n: usize,
+    result: c_int,
+);
+
+/// `__sanitizer_weak_hook_memmem`.
+pub type WeakHookMemmem = unsafe extern "C" fn(
+    caller_pc: *const c_void,
+    s1: *const c_void,
+    len1: usize,
+    s2: *const c_void,
+    len2: usize,
+    result: *mut c_void,
+);
+
 extern "C" {
     // Resolved at link time to the bundled libFuzzer (libfuzzer-sys).
     fn LLVMFuzzerRunDriver(
@@ -35,6 +58,23 @@ extern "C" {
     ) -> c_int;
     fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8);
     fn __sanitizer_cov_pcs_init(start: *const usize, end: *const usize);
+    fn __sanitizer_cov_trace_cmp8(a: u64, b: u64);
+    fn __sanitizer_cov_trace_div8(value: u64);
+    fn __sanitizer_weak_hook_memcmp(
+        caller_pc: *const c_void,
+        s1: *const c_void,
+        s2: *const c_void,
+        n: usize,
+        result: c_int,
+    );
+    fn __sanitizer_weak_hook_memmem(
+        caller_pc: *const c_void,
+        s1: *const c_void,
+        len1: usize,
+        s2: *const c_void,
+        len2: usize,
+        result: *mut c_void,
+    );
 }
 
 /// Where the running libFuzzer comes from.
@@ -52,6 +92,11 @@ pub struct Engine {
     pub run_driver: RunDriver,
     pub counters_init: CountersInit,
     pub pcs_init: PcsInit,
+    pub trace_cmp8: TraceCmp8,
+    /// `__sanitizer_cov_trace_div8`, called with the divisor first.
+    pub trace_div8: TraceCmp8,
+    pub weak_hook_memcmp: WeakHookMemcmp,
+    pub weak_hook_memmem: WeakHookMemmem,
     /// Set when a coverage entry point comes from another library than the
     /// driver: that coverage would be invisible to the fuzzer.
     pub mismatch: Option<String>,
@@ -101,6 +146,16 @@ fn select() -> Engine {
             run_driver: LLVMFuzzerRunDriver,
             counters_init: __sanitizer_cov_8bit_counters_init,
             pcs_init: __sanitizer_cov_pcs_init,
+            trace_cmp8: __sanitizer_cov_trace_cmp8,
+            // SAFETY: on the SysV ABI a function of one u64 can be called
+            // with a second, ignored argument.
+            trace_div8: unsafe {
+                std::mem::transmute::<unsafe extern "C" fn(u64), TraceCmp8>(
+                    __sanitizer_cov_trace_div8,
+                )
+            },
+            weak_hook_memcmp: __sanitizer_weak_hook_memcmp,
+            weak_hook_memmem: __sanitizer_weak_hook_memmem,
             mismatch: None,
         },
     }
@@ -128,15 +183,36 @@ fn preloaded(driver: *mut c_void) -> Engine {
         c"__sanitizer_cov_pcs_init",
         __sanitizer_cov_pcs_init as *mut c_void,
     );
+    let cmp8 = entry(
+        c"__sanitizer_cov_trace_cmp8",
+        __sanitizer_cov_trace_cmp8 as *mut c_void,
+    );
+    let div8 = entry(
+        c"__sanitizer_cov_trace_div8",
+        __sanitizer_cov_trace_div8 as *mut c_void,
+    );
+    let memcmp = entry(
+        c"__sanitizer_weak_hook_memcmp",
+        __sanitizer_weak_hook_memcmp as *mut c_void,
+    );
+    let memmem = entry(
+        c"__sanitizer_weak_hook_memmem",
+        __sanitizer_weak_hook_memmem as *mut c_void,
+    );
     // SAFETY: symbols with these names in a loaded libFuzzer (or the bundled
     // fallbacks) have exactly these signatures (FuzzerInterface.h,
-    // sanitizer/coverage_interface.h).
+    // sanitizer/common_interface_defs.h, sanitizer/coverage_interface.h);
+    // trace_div8 takes one u64, and a second argument is ignored (SysV ABI).
     unsafe {
         Engine {
             origin: Origin::Preloaded { library },
             run_driver: std::mem::transmute::<*mut c_void, RunDriver>(driver),
             counters_init: std::mem::transmute::<*mut c_void, CountersInit>(counters),
             pcs_init: std::mem::transmute::<*mut c_void, PcsInit>(pcs),
+            trace_cmp8: std::mem::transmute::<*mut c_void, TraceCmp8>(cmp8),
+            trace_div8: std::mem::transmute::<*mut c_void, TraceCmp8>(div8),
+            weak_hook_memcmp: std::mem::transmute::<*mut c_void, WeakHookMemcmp>(memcmp),
+            weak_hook_memmem: std::mem::transmute::<*mut c_void, WeakHookMemmem>(memmem),
             mismatch,
         }
     }

@@ -10,7 +10,9 @@
 //!   [`location`] (process-stable ids), [`iseq_cache`] (per-iseq memo),
 //!   [`path_registry`] (include/exclude, path names) and [`sancov_8bit`]
 //!   (the counters and PC table);
-//! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer.
+//! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
+//! - [`compare_hooks`]: Ruby methods reporting comparisons, through
+//!   [`compare_sites`] (one PC per Ruby call site).
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
@@ -19,6 +21,8 @@
 use libfuzzer_sys as _;
 
 mod callback;
+mod compare_hooks;
+mod compare_sites;
 mod coverage_hook;
 mod driver;
 mod engine;
@@ -55,6 +59,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
+    compare_hooks::define(ruzzy)?;
     ruzzy.define_module_function("_start_coverage", function!(coverage_hook::start, 3))?;
     ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
     ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;

@@ -16,6 +16,10 @@
 //! (path, line and event kind), which cannot tell apart branches that share
 //! a line. Only Ruby 3.1 is tested.
 //!
+//! [`caller_site`] finds the Ruby frame that called a C method (the
+//! comparison hooks' call sites); it also needs the size of a control
+//! frame, known for Ruby 3.0 to 3.4 (build.rs), and checks what it reads.
+//!
 //! Invariants: no allocation, no lock; the returned path is the
 //! interpreter's own string and is only read before the hook returns.
 
@@ -83,6 +87,22 @@ unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
     site(arg)
 }
 
+/// The location of the Ruby code that called the C method now running
+/// (for comparison hooks). None when it cannot be had precisely: Ruby
+/// versions without the known layout, or a caller that is not Ruby code
+/// (a C method calling `==` through `rb_funcall`).
+///
+/// # Safety
+/// Must be called from a C method invoked by the interpreter (GVL held).
+#[inline(always)]
+pub unsafe fn caller_site() -> Option<Site> {
+    if MODE.load(Ordering::Relaxed) == MODE_PUBLIC {
+        return None;
+    }
+    // SAFETY (caller): inside a C method call.
+    unsafe { internal::caller_site() }
+}
+
 /// Public API only: (path, line, event kind).
 unsafe fn public_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
     // SAFETY (caller): `arg` is a live trace argument inside its hook.
@@ -95,6 +115,23 @@ unsafe fn public_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
         offset: 0,
         iseq: None,
     })
+}
+
+/// The per-iseq part of a location id: the path's hash mixed with where
+/// the iseq starts. A location is `mix(base ^ pc offset)`.
+#[inline(always)]
+pub fn base(path_hash: u64, start: u64) -> u64 {
+    path_hash ^ start.rotate_left(17)
+}
+
+/// A 64-bit finalizer (murmur3's fmix64): spreads ids over tables.
+#[inline(always)]
+pub fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
 }
 
 /// The bytes of a String VALUE, or None for anything else.
@@ -211,6 +248,81 @@ mod internal {
         }
     }
 
+    extern "C" {
+        fn ruzzy_current_ec() -> *const ExecutionContext;
+    }
+
+    #[repr(C)]
+    struct ExecutionContext {
+        vm_stack: *const VALUE,
+        vm_stack_size: usize,
+        cfp: *const ControlFrame,
+    }
+
+    const IMEMO_ISEQ: VALUE = 7;
+
+    /// Size of rb_control_frame_t: pc, sp, iseq, self, ep, block_code,
+    /// __bp__ and (3.1) jit_return.
+    #[cfg(ruby_caller_frame_words = "8")]
+    const FRAME_WORDS: usize = 8;
+    #[cfg(ruby_caller_frame_words = "7")]
+    const FRAME_WORDS: usize = 7;
+
+    /// The frame below the running C method's frame, checked to be a Ruby
+    /// frame whose pc lies inside its instruction sequence.
+    #[cfg(any(ruby_caller_frame_words = "7", ruby_caller_frame_words = "8"))]
+    #[inline(always)]
+    pub unsafe fn caller_site() -> Option<Site> {
+        // SAFETY (caller): inside a C method call, so the current frame is
+        // its CFUNC frame and the one below it belongs to its caller; every
+        // pointer is checked before it is followed.
+        unsafe {
+            let ec = ruzzy_current_ec();
+            if ec.is_null() || (*ec).cfp.is_null() {
+                return None;
+            }
+            let caller = ((*ec).cfp as *const VALUE).add(FRAME_WORDS) as *const ControlFrame;
+            let iseq = (*caller).iseq;
+            let pc = (*caller).pc;
+            if iseq.is_null() || pc.is_null() || rb_sys::SPECIAL_CONST_P(iseq as VALUE) {
+                return None;
+            }
+            // A C caller's frame holds a method entry (imemo_ment), not an
+            // iseq (imemo_iseq, type 7 in bits 12..16 of the flags).
+            if !rb_sys::RB_TYPE_P(iseq as VALUE, ruby_value_type::RUBY_T_IMEMO)
+                || ((*iseq).flags >> 12) & 0xf != IMEMO_ISEQ
+            {
+                return None;
+            }
+            let body = (*iseq).body;
+            if body.is_null() {
+                return None;
+            }
+            let encoded = (*body).iseq_encoded;
+            if pc < encoded || pc >= encoded.add((*body).iseq_size as usize) {
+                return None;
+            }
+            let start = (((*body).beg_line as u32 as u64) << 32) | (*body).beg_column as u32 as u64;
+            let pathobj = (*body).pathobj;
+            let path = if rb_sys::RB_TYPE_P(pathobj, ruby_value_type::RUBY_T_ARRAY) {
+                rb_sys::RARRAY_AREF(pathobj, 0)
+            } else {
+                pathobj
+            };
+            Some(Site {
+                path,
+                start,
+                offset: pc.offset_from(encoded) as u64,
+                iseq: Some((body as usize, encoded as usize)),
+            })
+        }
+    }
+
+    #[cfg(not(any(ruby_caller_frame_words = "7", ruby_caller_frame_words = "8")))]
+    pub unsafe fn caller_site() -> Option<Site> {
+        None
+    }
+
     /// Cross-checks the layout against the public API on one event.
     pub unsafe fn agrees_with_public_api(arg: *mut rb_trace_arg_t) -> bool {
         // SAFETY (caller): see `raw`.
@@ -240,5 +352,9 @@ mod internal {
 
     pub unsafe fn agrees_with_public_api(_arg: *mut rb_trace_arg_t) -> bool {
         false
+    }
+
+    pub unsafe fn caller_site() -> Option<Site> {
+        None
     }
 }

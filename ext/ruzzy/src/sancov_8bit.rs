@@ -101,6 +101,15 @@ impl EdgeMap {
         (index, first)
     }
 
+    /// Counts `location` as reached on its own, without making it the
+    /// previous location of the next edge (comparison sites).
+    #[inline(always)]
+    pub fn touch(&self, location: u64) {
+        let counter = &self.counters[(location & self.mask) as usize];
+        let value = counter.load(Ordering::Relaxed);
+        counter.store(value.saturating_add(1), Ordering::Relaxed);
+    }
+
     /// Remembers where a counter was first reached (rare path).
     #[cold]
     pub fn remember(&self, index: usize, path: PathId, line: u32) {

@@ -1,0 +1,235 @@
+//! Comparison feedback for libFuzzer, one PC per Ruby call site.
+//!
+//! libFuzzer's `__sanitizer_cov_trace_cmp8` and `__sanitizer_cov_trace_div8`
+//! take the caller's return address as the comparison's PC. Calling them
+//! from one Rust function would make every Ruby comparison look like one
+//! site to `-use_value_profile`. Instead each call goes through one of
+//! `SITES` tiny assembly stubs (x86_64), chosen by hashing the Ruby call
+//! site (path, iseq start, pc offset): the return address inside the stub
+//! is the site's PC. The memcmp/memmem hooks take the PC as an argument.
+//!
+//! Each comparison site that runs also counts as coverage
+//! ([`crate::coverage_hook::reach_compare_site`]).
+//!
+//! Invariants: no allocation, no lock; runs with the GVL held (inside a
+//! Ruby method call), which also guards the two padding buffers.
+
+use crate::engine;
+use crate::iseq_cache::{IseqCache, IseqInfo};
+use crate::location;
+use crate::path_registry::{hash_bytes, PathId};
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::sync::OnceLock;
+
+/// Number of distinct comparison PCs.
+pub const SITES: usize = 4096;
+/// Bytes per stub.
+const STUB_BYTES: usize = 16;
+/// Longest prefix of a byte comparison libFuzzer learns from.
+const MAX_BYTES: usize = 64;
+
+#[cfg(target_arch = "x86_64")]
+std::arch::global_asm!(
+    ".pushsection .text.ruzzy_cmp_stubs,\"ax\",@progbits",
+    ".balign 16",
+    ".globl ruzzy_cmp_stubs",
+    ".hidden ruzzy_cmp_stubs",
+    "ruzzy_cmp_stubs:",
+    ".rept 4096",
+    "sub rsp, 8",
+    "call r11",
+    "add rsp, 8",
+    "ret",
+    ".balign 16",
+    ".endr",
+    ".globl ruzzy_call_via_stub",
+    ".hidden ruzzy_call_via_stub",
+    "ruzzy_call_via_stub:",
+    "mov r11, rdx",
+    "jmp rcx",
+    ".popsection",
+);
+
+#[cfg(target_arch = "x86_64")]
+extern "C" {
+    static ruzzy_cmp_stubs: [u8; SITES * STUB_BYTES];
+    /// Calls `hook(a, b)` from inside `stub`, so the hook's return address
+    /// identifies the stub.
+    fn ruzzy_call_via_stub(a: u64, b: u64, hook: *const c_void, stub: *const u8);
+}
+
+/// A comparison site: an index into the stub table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteId(usize);
+
+static ISEQS: OnceLock<IseqCache> = OnceLock::new();
+
+/// Allocates the per-iseq memo (call before installing the hooks).
+pub fn init() {
+    ISEQS.get_or_init(IseqCache::new);
+}
+
+/// The site of the Ruby code calling the running C method; site 0 when it
+/// cannot be had (a C caller, an unknown interpreter layout).
+///
+/// # Safety
+/// Must be called from a C method invoked by the interpreter.
+#[inline(always)]
+pub unsafe fn caller() -> SiteId {
+    // SAFETY (caller): inside a C method call.
+    let Some(site) = (unsafe { location::caller_site() }) else {
+        return SiteId(0);
+    };
+    let Some(iseqs) = ISEQS.get() else {
+        return SiteId(0);
+    };
+    let base = match site.iseq.and_then(|iseq| iseqs.get(iseq)) {
+        Some(info) => info.base,
+        None => {
+            // SAFETY: the path String is alive during this method call.
+            let Some(path) = (unsafe { location::string_bytes(site.path) }) else {
+                return SiteId(0);
+            };
+            let base = location::base(hash_bytes(path), site.start);
+            if let Some(iseq) = site.iseq {
+                let info = IseqInfo {
+                    base,
+                    path: PathId::UNKNOWN,
+                    included: true,
+                };
+                iseqs.put(iseq, info);
+            }
+            base
+        }
+    };
+    let location = location::mix(base ^ site.offset);
+    crate::coverage_hook::reach_compare_site(location);
+    SiteId((location as usize) & (SITES - 1))
+}
+
+/// The PC that stands for `site`.
+fn pc(site: SiteId) -> *const c_void {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+        stubs.wrapping_add(site.0 * STUB_BYTES + 7) as *const c_void
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (crate::sancov_8bit::PC_BASE / 2 + site.0 * STUB_BYTES) as *const c_void
+    }
+}
+
+#[inline(always)]
+fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `hook` takes at most two u64 arguments and returns
+        // nothing; the stub is inside the table (site < SITES).
+        unsafe {
+            let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+            ruzzy_call_via_stub(a, b, hook, stubs.add(site.0 * STUB_BYTES));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = site;
+        // SAFETY: as above; without stubs every site shares this PC.
+        unsafe { std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64)>(hook)(a, b) };
+    }
+}
+
+/// Reports an integer comparison.
+#[inline(always)]
+pub fn cmp8(site: SiteId, a: u64, b: u64) {
+    call_at(site, engine::get().trace_cmp8 as *const c_void, a, b);
+}
+
+/// Reports an integer divisor.
+#[inline(always)]
+pub fn div8(site: SiteId, divisor: u64) {
+    call_at(site, engine::get().trace_div8 as *const c_void, divisor, 0);
+}
+
+struct Padding(UnsafeCell<[[u8; MAX_BYTES]; 2]>);
+// SAFETY: only used with the GVL held (module invariant).
+unsafe impl Sync for Padding {}
+static PADDING: Padding = Padding(UnsafeCell::new([[0; MAX_BYTES]; 2]));
+
+/// Reports a byte-string comparison (equality or ordering) of `a` and `b`,
+/// and their lengths as integers.
+pub fn bytes(site: SiteId, a: &[u8], b: &[u8]) {
+    if a == b {
+        return;
+    }
+    if a.len() != b.len() {
+        cmp8(site, a.len() as u64, b.len() as u64);
+    }
+    let n = a.len().max(b.len()).min(MAX_BYTES);
+    if n <= 1 && a.len() == b.len() {
+        return;
+    }
+    // SAFETY: GVL held (module invariant): nobody else uses the buffers.
+    let padding = unsafe { &mut *PADDING.0.get() };
+    let [left, right] = padding;
+    let a = pad(a, n, left);
+    let b = pad(b, n, right);
+    let result = match a.cmp(b) {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Equal => return,
+    };
+    // SAFETY: both pointers have `n` readable bytes (padded copies when a
+    // side was shorter); libFuzzer reads at most `n`.
+    unsafe {
+        (engine::get().weak_hook_memcmp)(pc(site), a.as_ptr().cast(), b.as_ptr().cast(), n, result);
+    }
+}
+
+/// Reports a substring search for `needle` in `haystack`.
+pub fn substring(site: SiteId, haystack: &[u8], needle: &[u8]) {
+    if needle.len() < 2 {
+        return;
+    }
+    // SAFETY: both slices are valid for their lengths; libFuzzer only
+    // reads them during the call.
+    unsafe {
+        (engine::get().weak_hook_memmem)(
+            pc(site),
+            haystack.as_ptr().cast(),
+            haystack.len(),
+            needle.as_ptr().cast(),
+            needle.len(),
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// `bytes` itself when it has `n` bytes, else a zero-padded copy in `buffer`.
+fn pad<'a>(bytes: &'a [u8], n: usize, buffer: &'a mut [u8; MAX_BYTES]) -> &'a [u8] {
+    if bytes.len() >= n {
+        return &bytes[..n];
+    }
+    buffer[..bytes.len()].copy_from_slice(bytes);
+    buffer[bytes.len()..n].fill(0);
+    &buffer[..n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_extends_the_shorter_side_with_zeros() {
+        let mut buffer = [0xff; MAX_BYTES];
+        assert_eq!(pad(b"ab", 4, &mut buffer), b"ab\0\0");
+        assert_eq!(pad(b"abcdef", 4, &mut buffer), b"abcd");
+    }
+
+    #[test]
+    fn sites_have_distinct_pcs() {
+        assert_ne!(pc(SiteId(1)), pc(SiteId(2)));
+        assert_eq!(pc(SiteId(3)) as usize - pc(SiteId(2)) as usize, STUB_BYTES);
+    }
+}
