@@ -129,5 +129,6 @@ end
 puts "## ruzzy benchmarks (#{RUBY_DESCRIPTION})"
 Bench.bridge
 Bench.events
+Bench.compare_cost
 Bench.parsers
 Bench.solves

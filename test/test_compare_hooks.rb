@@ -30,6 +30,8 @@ class TestCompareHooks < Minitest::Test
     assert_match(/^refined Integer#==: true$/, hooked.stdout)
     assert_match(/^program's own String#==: \[:redefined, true, false\]$/, hooked.stdout)
     assert_match(/^program's own prepend: \[:from_prepended_module, 1\]$/, hooked.stdout)
+    assert_match(/^redefined while fuzzing: \[:redefined_while_fuzzing, :redefined_while_fuzzing, false\]$/,
+                 hooked.stdout)
   end
 
   def test_fuzz_installs_the_hooks_unless_told_not_to

@@ -28,8 +28,31 @@ module Ruzzy
 
     module_function
 
+    # Reports method changes on the hooked classes, so that a hook whose
+    # fast path assumes Ruby's own definition stops assuming it.
+    module DefinitionWatcher
+      def method_added(name)
+        Ruzzy::CompareHooks._method_changed(self, name)
+        super
+      end
+
+      def method_removed(name)
+        Ruzzy::CompareHooks._method_changed(self, name)
+        super
+      end
+
+      def method_undefined(name)
+        Ruzzy::CompareHooks._method_changed(self, name)
+        super
+      end
+    end
+
     # Prepends the hook modules (once). Returns true.
     def install
+      return true if installed?
+
+      _snapshot_builtins
+      HOOKS.each_key { |klass| klass.singleton_class.prepend(DefinitionWatcher) }
       HOOKS.each { |klass, hooks| klass.prepend(hooks) unless klass.ancestors.include?(hooks) }
       true
     end

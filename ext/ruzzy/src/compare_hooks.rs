@@ -13,14 +13,113 @@
 //! Refinements at the call site take precedence over the hooks, and a
 //! method the program redefines still runs (it is `super` of the hook).
 //!
+//! Fast path: `super` costs a method lookup and a frame. When both operands
+//! are Fixnums (Integer hooks) or Strings (String `==`, `!=`, `eql?`, `===`,
+//! `<=>`) and the method behind the hook is still Ruby's own definition,
+//! the hook returns the result Ruby's definition computes for those
+//! operands (`rb_str_equal`, `rb_str_cmp`, Fixnum arithmetic) instead.
+//! Whether a definition is Ruby's own is checked when the hooks are
+//! installed (`rb_method_basic_definition_p`) and tracked afterwards
+//! (`method_added`, `method_removed` and `method_undefined` on the hooked
+//! classes report to [`method_changed`]).
+//!
 //! Invariants: no allocation; the only Ruby call is the final `super`, so a
 //! Ruby exception it raises unwinds through a frame that owns nothing
 //! (no destructor is skipped).
 
 use crate::compare_sites::{self, SiteId};
-use magnus::{prelude::*, rb_sys::AsRawValue, Error, RModule};
+use magnus::{function, prelude::*, rb_sys::AsRawValue, Error, RModule, Symbol, Value};
 use rb_sys::{ruby_value_type, VALUE};
 use std::ffi::{c_int, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Hooked operations with a fast path.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Op {
+    IntEq,
+    IntNe,
+    IntLt,
+    IntLe,
+    IntGt,
+    IntGe,
+    IntCmp,
+    IntEql,
+    IntEqq,
+    StrEq,
+    StrNe,
+    StrEql,
+    StrEqq,
+    StrCmp,
+}
+
+const OPS: usize = 14;
+
+/// (class is String, method name, op) for every fast-path operation.
+const FAST_PATHS: [(bool, &CStr, Op); OPS] = [
+    (false, c"==", Op::IntEq),
+    (false, c"!=", Op::IntNe),
+    (false, c"<", Op::IntLt),
+    (false, c"<=", Op::IntLe),
+    (false, c">", Op::IntGt),
+    (false, c">=", Op::IntGe),
+    (false, c"<=>", Op::IntCmp),
+    (false, c"eql?", Op::IntEql),
+    (false, c"===", Op::IntEqq),
+    (true, c"==", Op::StrEq),
+    (true, c"!=", Op::StrNe),
+    (true, c"eql?", Op::StrEql),
+    (true, c"===", Op::StrEqq),
+    (true, c"<=>", Op::StrCmp),
+];
+
+/// Whether each op's method behind the hook is Ruby's own definition.
+static BUILTIN: [AtomicBool; OPS] = [const { AtomicBool::new(false) }; OPS];
+
+fn builtin(op: Op) -> bool {
+    BUILTIN[op as usize].load(Ordering::Relaxed)
+}
+
+fn class_of_op(is_string: bool) -> VALUE {
+    // SAFETY: core class globals, set at interpreter start.
+    unsafe {
+        if is_string {
+            rb_sys::rb_cString
+        } else {
+            rb_sys::rb_cInteger
+        }
+    }
+}
+
+/// `CompareHooks._snapshot_builtins`: records which hooked methods are
+/// Ruby's own definitions. Called before the hooks are prepended.
+fn snapshot_builtins() {
+    for (is_string, name, op) in FAST_PATHS {
+        let class = class_of_op(is_string);
+        let basic = |name: &CStr| {
+            // SAFETY: a core class and an interned name; no Ruby code runs.
+            unsafe { rb_sys::rb_method_basic_definition_p(class, crate::rb::intern(name)) != 0 }
+        };
+        // `!=` calls `==`: both must be Ruby's own.
+        let own = basic(name) && (name != c"!=" || basic(c"=="));
+        BUILTIN[op as usize].store(own, Ordering::Relaxed);
+    }
+}
+
+/// `CompareHooks._method_changed(klass, name)`: a method of a hooked class
+/// was defined, removed or undefined; its fast path (and that of `!=` when
+/// `==` changed) is turned off for good.
+fn method_changed(klass: Value, name: Symbol) -> Result<(), Error> {
+    let name = name.name()?;
+    for (is_string, op_name, op) in FAST_PATHS {
+        let same_class = klass.as_raw() == class_of_op(is_string);
+        let affected = op_name.to_bytes() == name.as_bytes() || (op_name == c"!=" && name == "==");
+        if same_class && affected {
+            BUILTIN[op as usize].store(false, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
 
 /// Arity -1 C method: (argc, argv, self).
 type VarArgs = unsafe extern "C" fn(c_int, *const VALUE, VALUE) -> VALUE;
@@ -36,21 +135,30 @@ const HASH_KEYS_REPORTED: usize = 64;
 pub fn define(ruzzy: RModule) -> Result<(), Error> {
     let hooks = ruzzy.define_module("CompareHooks")?;
 
+    hooks.define_module_function("_snapshot_builtins", function!(snapshot_builtins, 0))?;
+    hooks.define_module_function("_method_changed", function!(method_changed, 2))?;
+
     let integer = hooks.define_module("IntegerHooks")?;
-    for name in [
-        c"==", c"!=", c"<", c"<=", c">", c">=", c"<=>", c"eql?", c"===",
-    ] {
-        one_arg(integer, name, integer_compare);
-    }
+    one_arg(integer, c"==", integer_compare::<{ Op::IntEq as u8 }>);
+    one_arg(integer, c"!=", integer_compare::<{ Op::IntNe as u8 }>);
+    one_arg(integer, c"<", integer_compare::<{ Op::IntLt as u8 }>);
+    one_arg(integer, c"<=", integer_compare::<{ Op::IntLe as u8 }>);
+    one_arg(integer, c">", integer_compare::<{ Op::IntGt as u8 }>);
+    one_arg(integer, c">=", integer_compare::<{ Op::IntGe as u8 }>);
+    one_arg(integer, c"<=>", integer_compare::<{ Op::IntCmp as u8 }>);
+    one_arg(integer, c"eql?", integer_compare::<{ Op::IntEql as u8 }>);
+    one_arg(integer, c"===", integer_compare::<{ Op::IntEqq as u8 }>);
     for name in [c"/", c"%", c"div", c"divmod", c"modulo"] {
         one_arg(integer, name, integer_divide);
     }
     two_args(integer, c"between?", integer_between);
 
     let string = hooks.define_module("StringHooks")?;
-    for name in [c"==", c"!=", c"eql?", c"===", c"<=>"] {
-        one_arg(string, name, string_compare);
-    }
+    one_arg(string, c"==", string_compare::<{ Op::StrEq as u8 }>);
+    one_arg(string, c"!=", string_compare::<{ Op::StrNe as u8 }>);
+    one_arg(string, c"eql?", string_compare::<{ Op::StrEql as u8 }>);
+    one_arg(string, c"===", string_compare::<{ Op::StrEqq as u8 }>);
+    one_arg(string, c"<=>", string_compare::<{ Op::StrCmp as u8 }>);
     var_args(string, c"start_with?", string_start_with);
     var_args(string, c"end_with?", string_end_with);
     one_arg(string, c"include?", string_include);
@@ -180,10 +288,48 @@ fn symbol_name(value: VALUE) -> Option<&'static [u8]> {
     }
 }
 
-unsafe extern "C" fn integer_compare(this: VALUE, other: VALUE) -> VALUE {
+fn boolean(value: bool) -> VALUE {
+    if value {
+        rb_sys::Qtrue as VALUE
+    } else {
+        rb_sys::Qfalse as VALUE
+    }
+}
+
+fn ordering(order: std::cmp::Ordering) -> VALUE {
+    // INT2FIX(-1 | 0 | 1)
+    ((order as i64) << 1 | 1) as VALUE
+}
+
+fn op_from(code: u8) -> Op {
+    FAST_PATHS
+        .iter()
+        .map(|&(_, _, op)| op)
+        .find(|&op| op as u8 == code)
+        .unwrap_or(Op::IntEq)
+}
+
+/// What Ruby's Integer method computes for two Fixnums.
+fn fixnum_result(op: Op, a: i64, b: i64) -> VALUE {
+    match op {
+        Op::IntNe => boolean(a != b),
+        Op::IntLt => boolean(a < b),
+        Op::IntLe => boolean(a <= b),
+        Op::IntGt => boolean(a > b),
+        Op::IntGe => boolean(a >= b),
+        Op::IntCmp => ordering(a.cmp(&b)),
+        _ => boolean(a == b),
+    }
+}
+
+unsafe extern "C" fn integer_compare<const OP: u8>(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         // SAFETY: inside a C method call.
         compare_sites::cmp8(unsafe { compare_sites::caller() }, a, b);
+        let op = op_from(OP);
+        if rb_sys::FIXNUM_P(this) && rb_sys::FIXNUM_P(other) && builtin(op) {
+            return fixnum_result(op, a as i64, b as i64);
+        }
     }
     // SAFETY: our own arguments.
     unsafe { call_super(&[other]) }
@@ -210,10 +356,25 @@ unsafe extern "C" fn integer_between(this: VALUE, min: VALUE, max: VALUE) -> VAL
     unsafe { call_super(&[min, max]) }
 }
 
-unsafe extern "C" fn string_compare(this: VALUE, other: VALUE) -> VALUE {
+unsafe extern "C" fn string_compare<const OP: u8>(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(a), Some(b)) = (string_bytes(this), string_bytes(other)) {
         // SAFETY: inside a C method call.
         compare_sites::bytes(unsafe { compare_sites::caller() }, a, b);
+        let op = op_from(OP);
+        if builtin(op) {
+            // SAFETY: two Strings: rb_str_equal and rb_str_cmp compare
+            // bytes and encodings in C, exactly as String#== and #<=> do
+            // for a String argument; no Ruby code runs.
+            return unsafe {
+                match op {
+                    Op::StrNe => {
+                        boolean(rb_sys::rb_str_equal(this, other) != rb_sys::Qtrue as VALUE)
+                    }
+                    Op::StrCmp => ordering(rb_sys::rb_str_cmp(this, other).cmp(&0)),
+                    _ => rb_sys::rb_str_equal(this, other),
+                }
+            };
+        }
     }
     // SAFETY: our own arguments.
     unsafe { call_super(&[other]) }

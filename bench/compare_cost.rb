@@ -1,0 +1,27 @@
+# frozen_string_literal: true
+
+# Cost of one comparison with and without ruzzy's comparison hooks, outside
+# libFuzzer. Prints "<integer ns> <string ns>" per comparison.
+#
+#   ruby bench/compare_cost.rb plain|hooked [ITERATIONS]
+
+require "ruzzy"
+
+mode, iterations = ARGV
+iterations = Integer(iterations || 2_000_000)
+Ruzzy::CompareHooks.install if mode == "hooked"
+
+def per_call(iterations)
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+  yield iterations
+  (Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - started).fdiv(iterations)
+end
+
+a = 12_345
+b = 54_321
+s = "header-value-1".b
+t = "header-value-2".b
+empty = per_call(iterations) { |n| n.times { nil } }
+integer = per_call(iterations) { |n| n.times { a == b } }
+string = per_call(iterations) { |n| n.times { s == t } }
+puts "#{integer - empty} #{string - empty}"
