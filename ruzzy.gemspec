@@ -17,7 +17,8 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = ">= 3.1"
 
   spec.files = Dir[
-    "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build.rs",
+    "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
+    "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.md", "examples/**/*"
   ]

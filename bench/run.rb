@@ -98,31 +98,62 @@ module Bench
            ["Ruby's built-in Coverage (for reference)", fmt(times["builtin"]), fmt(per_event.call("builtin"), 1)]])
   end
 
-  # exec/s and final coverage on standard-library parsers.
-  def parsers
-    rows = %w[uri csv ipaddr time psych].map do |name|
-      output, = ruzzy(File.join(DIR, "targets", "#{name}.rb"), "-seed=1", "-max_total_time=#{SECONDS}")
-      done = output.lines.grep(/DONE/).last.to_s
-      execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
-      [name, fmt(execs.fdiv(SECONDS)), done[/cov: (\d+)/, 1] || "-", done[/ft: (\d+)/, 1] || "-",
-       done[/corp: (\d+)/, 1] || "-"]
+  # Cost of one hooked comparison.
+  def compare_cost
+    script = File.join(DIR, "compare_cost.rb")
+    costs = %w[plain hooked].to_h do |mode|
+      runs = Array.new(3) { ruby(script, mode).first.lines.last.split.map { |v| Float(v) } }
+      [mode, [median(runs.map(&:first)), median(runs.map(&:last))]]
     end
-    table("Standard-library parsers, #{SECONDS} s each, -seed=1", %w[target execs/s cov ft corpus], rows)
+    rows = [["Integer `a == b`", 0], ["String `s == t` (14 bytes)", 1]].map do |label, i|
+      [label, fmt(costs["plain"][i], 1), fmt(costs["hooked"][i], 1)]
+    end
+    table("Comparison hooks: ns per comparison outside libFuzzer (median of 3)",
+          ["comparison", "plain Ruby", "hooked"], rows)
   end
 
-  # Median time to solve the example mazes.
+  # exec/s and final coverage on standard-library parsers, comparison hooks
+  # on (the default) and off.
+  def parsers
+    rows = %w[uri csv ipaddr time psych].flat_map do |name|
+      [[], ["--no-compare-hooks"]].map do |flags|
+        output, = ruzzy(*flags, File.join(DIR, "targets", "#{name}.rb"), "-seed=1", "-max_total_time=#{SECONDS}")
+        done = output.lines.grep(/DONE/).last.to_s
+        execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+        [name, flags.empty? ? "on" : "off", fmt(execs.fdiv(SECONDS)), done[/cov: (\d+)/, 1] || "-",
+         done[/ft: (\d+)/, 1] || "-", done[/corp: (\d+)/, 1] || "-"]
+      end
+    end
+    table("Standard-library parsers, #{SECONDS} s each, -seed=1",
+          ["target", "compare hooks", "execs/s", "cov", "ft", "corpus"], rows)
+  end
+
+  SOLVES = {
+    "examples/hello.rb" => File.join(EXAMPLES, "hello.rb"),
+    "examples/maze.rb (nested ifs)" => File.join(EXAMPLES, "maze.rb"),
+    "examples/ternary_maze.rb (one-line ternaries)" => File.join(EXAMPLES, "ternary_maze.rb"),
+    "14-byte magic string (==)" => File.join(DIR, "solve", "magic_string.rb"),
+    "8-byte magic integer" => File.join(DIR, "solve", "magic_integer.rb"),
+    "magic prefix (start_with?)" => File.join(DIR, "solve", "magic_prefix.rb"),
+    "magic word in case/when" => File.join(DIR, "solve", "case_when.rb"),
+    "six 1-byte compares with && on one line" => File.join(DIR, "solve", "chained_bytes.rb"),
+    "two-stage integer checksum" => File.join(DIR, "solve", "checksum.rb"),
+    "magic key in a 64-entry Hash" => File.join(DIR, "solve", "hash_key.rb")
+  }.freeze
+
+  # Median time to solve each target (no sanitizer preload).
   def solves
-    rows = %w[hello maze ternary_maze].map do |name|
+    rows = SOLVES.map do |label, path|
       results = SEEDS.map do |seed|
-        output, seconds, status = ruzzy(File.join(EXAMPLES, "#{name}.rb"), "-seed=#{seed}", "-max_total_time=120")
+        output, seconds, status = ruzzy(path, "-seed=#{seed}", "-max_total_time=60")
         [status.exitstatus == 77, seconds, output[/stat::number_of_executed_units: (\d+)/, 1].to_i]
       end
       solved = results.count(&:first)
-      ["examples/#{name}.rb", "#{solved}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
+      [label, "#{solved}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
        fmt(median(results.map(&:last)))]
     end
-    table("Time to solve (median over seeds #{SEEDS.join(", ")}; limit 120 s)",
-          %w[harness solved seconds execs], rows)
+    table("Time to solve (median over seeds #{SEEDS.join(", ")}; limit 60 s)",
+          %w[target solved seconds execs], rows)
   end
 end
 

@@ -3,6 +3,7 @@
 require_relative "ruzzy/version"
 require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
+require_relative "ruzzy/sanitizers"
 require "ruzzy/ruzzy_ext"
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
@@ -27,6 +28,12 @@ module Ruzzy
 
   # Exit status libFuzzer uses for a finding (its -error_exitcode default).
   EXIT_FINDING = 77
+
+  # The AddressSanitizer + libFuzzer preload (see Ruzzy::Sanitizers).
+  ASAN_PATH = Sanitizers.path("address")
+
+  # The UndefinedBehaviorSanitizer + libFuzzer preload.
+  UBSAN_PATH = Sanitizers.path("undefined")
 
   # Flags ruzzy adds to libFuzzer's argument list unless already given.
   DEFAULT_FLAGS = ["-print_final_stats=1"].freeze
@@ -96,6 +103,34 @@ module Ruzzy
 
     Coverage.start(include:, exclude:, map_size:)
     require path
+  end
+
+  # Fuzzes Ruzzy's bundled C extension, which has a heap-use-after-free
+  # behind the input "HI", to check an installation: `ruzzy dummy`, or
+  #
+  #   LD_PRELOAD=$(ruby -e 'require "ruzzy"; print Ruzzy::ASAN_PATH') \
+  #     ruby -e 'require "ruzzy"; Ruzzy.dummy'
+  def dummy(args = DEFAULT_ARGS)
+    require_dummy
+    fuzz(->(data) { dummy_test_one_input(data) }, args)
+  end
+
+  # Runs one input through the bundled C extension (see Ruzzy.dummy).
+  def dummy_test_one_input(data)
+    require_dummy
+    c_dummy_test_one_input(data)
+  end
+
+  def require_dummy
+    require "ruzzy/dummy"
+  rescue LoadError => e
+    unless File.file?(File.join(Sanitizers.native_dir, "dummy.so"))
+      raise SanitizerUnavailableError, "Ruzzy.dummy's C extension was not built when ruzzy was installed: " \
+                                       "#{Sanitizers.build_report}"
+    end
+
+    raise SanitizerUnavailableError, "Ruzzy.dummy needs AddressSanitizer preloaded: run `ruzzy dummy`, or " \
+                                     "LD_PRELOAD=#{ASAN_PATH} ruby ... (#{e.message})"
   end
 
   # The `INFO:` line naming the libFuzzer that Ruzzy.fuzz will run.

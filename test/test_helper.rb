@@ -63,6 +63,26 @@ module RuzzyTestHelper
                  "expected exit #{expected}, got #{result.status.inspect}\n--- output ---\n#{tail}"
   end
 
+  # Compiles a one-file C extension with clang and the given sanitizer (plus
+  # libFuzzer's coverage instrumentation) into +dir+; returns its path.
+  def build_c_extension(dir, source, sanitize:)
+    config = RbConfig::CONFIG
+    output = File.join(dir, "#{File.basename(source, ".c")}.so")
+    command = ["clang", "-shared", "-fPIC", "-O1", "-g", "-fno-omit-frame-pointer",
+               "-fsanitize=#{sanitize},fuzzer-no-link", "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}",
+               source, "-o", output, "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split]
+    out, status = Open3.capture2e(*command)
+    raise "building #{source} failed:\n#{out}" unless status.success?
+
+    output
+  end
+
+  # Whether the install built the sanitizer preloads (clang was there).
+  def sanitizers_built?
+    require "ruzzy/sanitizers"
+    File.file?(Ruzzy::Sanitizers.path("address")) && File.file?(Ruzzy::Sanitizers.path("undefined"))
+  end
+
   # Runs under GC.stress are much slower; scale fuzzing budgets down.
   def runs(count)
     GC_STRESS ? [count / 50, 20].max : count

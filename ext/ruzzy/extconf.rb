@@ -2,7 +2,9 @@
 
 # Writes the Makefile RubyGems runs at `gem install`: build the Rust extension
 # with cargo, install the shared object as ruzzy/ruzzy_ext.so and remove the
-# cargo target directory so the installed gem stays small.
+# cargo target directory so the installed gem stays small. Also builds, when
+# clang and its runtimes are there, the sanitizer preloads and Ruzzy.dummy's
+# extension (build_sanitizers.rb; never fails the install).
 #
 # Environment:
 #   CARGO                    cargo to use (default: cargo on PATH, then ~/.cargo/bin/cargo)
@@ -43,18 +45,22 @@ File.write("Makefile", <<~MAKE)
   RUBY = #{RbConfig.ruby.shellescape}
   sitearchdir = #{sitearchdir.shellescape}
 
-  all: ruzzy_ext.#{dlext}
+  all: ruzzy_ext.#{dlext} sanitizers/sanitizers.txt
 
   ruzzy_ext.#{dlext}:
   \tcd #{root.shellescape} && RUBY=$(RUBY) CARGO_TARGET_DIR=#{target_dir.shellescape} $(CARGO) build --release --locked --manifest-path ext/ruzzy/Cargo.toml
   \tcp #{built.shellescape} ruzzy_ext.#{dlext}
 
+  sanitizers/sanitizers.txt:
+  \t$(RUBY) #{File.join(ext_dir, "build_sanitizers.rb").shellescape} sanitizers
+
   install: all
   \tmkdir -p $(DESTDIR)$(sitearchdir)/ruzzy
   \tcp ruzzy_ext.#{dlext} $(DESTDIR)$(sitearchdir)/ruzzy/ruzzy_ext.#{dlext}
+  \tcp sanitizers/* $(DESTDIR)$(sitearchdir)/ruzzy/
   #{remove_target}
   clean:
-  \trm -f ruzzy_ext.#{dlext}
+  \trm -rf ruzzy_ext.#{dlext} sanitizers
 
   .PHONY: all install clean
 MAKE

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "version"
+require_relative "sanitizers"
+require "rbconfig"
 
 module Ruzzy
   # The `ruzzy` command: `ruzzy [OPTIONS] HARNESS.rb [libFuzzer flags and corpus dirs]`.
@@ -13,12 +15,16 @@ module Ruzzy
   class CLI
     USAGE = <<~TEXT
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
+             ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
 
       Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs
       libFuzzer on it. Everything after HARNESS.rb goes to the harness as ARGV
-      and, through Ruzzy::DEFAULT_ARGS, to libFuzzer.
+      and, through Ruzzy::DEFAULT_ARGS, to libFuzzer. `ruzzy dummy` fuzzes
+      ruzzy's bundled C extension under AddressSanitizer (an installation check).
 
       Options (before HARNESS.rb):
+        --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
+                           undefined (ubsan), for C extensions built with it
         --include=PATTERN  instrument only matching paths (repeatable)
         --exclude=PATTERN  do not instrument matching paths (repeatable)
         --map-size=N       number of edge counters (default 16384)
@@ -39,8 +45,8 @@ module Ruzzy
         ruzzy examples/hello.rb -help=1          # libFuzzer's own flags
 
       Exit status: 0 when the run ends without a finding, 77 after a finding
-      (libFuzzer's -error_exitcode), 1 when the harness raises while loading,
-      2 for usage errors.
+      (libFuzzer's -error_exitcode; sanitizer reports too), 72 when
+      interrupted, 1 when the harness raises while loading, 2 for usage errors.
     TEXT
 
     EXIT_OK = 0
@@ -50,12 +56,17 @@ module Ruzzy
     # Raised for a command line ruzzy cannot act on.
     class UsageError < StandardError; end
 
-    def initialize(argv, out: $stdout, err: $stderr)
+    # +program+ is the path of the `ruzzy` executable, used to re-execute
+    # the command with a sanitizer preloaded.
+    def initialize(argv, out: $stdout, err: $stderr, program: $PROGRAM_NAME)
+      @original_argv = argv.dup
       @argv = argv.dup
       @out = out
       @err = err
+      @program = program
       @coverage = { include: [], exclude: [], map_size: nil }
       @coverage_enabled = true
+      @sanitizer = nil
     end
 
     # Runs the command; returns the process exit status.
@@ -63,8 +74,10 @@ module Ruzzy
       harness, harness_args = parse
       return EXIT_OK unless harness
 
-      run_harness(harness, harness_args)
-    rescue UsageError => e
+      @sanitizer ||= "address" if dummy?(harness)
+      preload_sanitizer if @sanitizer
+      dummy?(harness) ? run_dummy(harness_args) : run_harness(harness, harness_args)
+    rescue UsageError, Ruzzy::Error => e
       @err.puts "ruzzy: #{e.message}"
       @err.puts "Run `ruzzy --help` for usage."
       EXIT_USAGE
@@ -94,6 +107,8 @@ module Ruzzy
           @coverage_enabled = false
         when "--no-compare-hooks"
           ENV["RUZZY_COMPARE_HOOKS"] = "0"
+        when /\A--sanitizer=(.*)\z/
+          @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
         when /\A-/
           raise UsageError, "unknown option #{arg}"
         else
@@ -108,6 +123,29 @@ module Ruzzy
       Integer(text, 10).tap { |n| raise ArgumentError unless n.between?(64, 1 << 26) }
     rescue ArgumentError
       raise UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
+    end
+
+    def dummy?(harness)
+      harness == "dummy" && !File.exist?(harness)
+    end
+
+    # Re-executes this command with the sanitizer preload in LD_PRELOAD,
+    # unless it is there already. Returns only in the latter case.
+    def preload_sanitizer
+      preload = Sanitizers.path!(@sanitizer)
+      return if Sanitizers.preloaded?(preload)
+
+      $stdout.flush
+      $stderr.flush
+      exec(Sanitizers.preload_environment(preload), RbConfig.ruby, File.expand_path(@program), *@original_argv)
+    end
+
+    def run_dummy(args)
+      $PROGRAM_NAME = "dummy"
+      ARGV.replace(args)
+      require "ruzzy"
+      Ruzzy.dummy
+      EXIT_OK
     end
 
     def run_harness(harness, harness_args)

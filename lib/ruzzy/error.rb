@@ -18,6 +18,13 @@ module Ruzzy
     include Error
   end
 
+  # A sanitizer preload was asked for but is not installed (clang or its
+  # runtimes were missing at `gem install`), or Ruzzy.dummy was called
+  # without AddressSanitizer preloaded. The message says what to do.
+  class SanitizerUnavailableError < RuntimeError
+    include Error
+  end
+
   # Ruzzy.fuzz was called a second time in one process. libFuzzer can run only
   # once per process; start another process (or use -fork / -jobs) instead.
   class AlreadyFuzzingError < RuntimeError

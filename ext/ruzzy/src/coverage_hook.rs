@@ -21,20 +21,6 @@ use std::sync::OnceLock;
 
 /// RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH (internal events).
 const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
-/// RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG.
-const HOOK_FLAGS: u32 = 0x01 | 0x04;
-
-extern "C" {
-    // Declared here rather than taken from rb-sys, whose binding types the
-    // flags as an enum that cannot hold SAFE|RAW_ARG, and the function type
-    // as the non-RAW_ARG signature.
-    fn rb_add_event_hook2(
-        func: unsafe extern "C" fn(VALUE, *mut rb_trace_arg_t),
-        events: u32,
-        data: VALUE,
-        flags: u32,
-    );
-}
 
 pub struct Coverage {
     pub map: EdgeMap,
@@ -71,15 +57,7 @@ pub fn start(
         .get()
         .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "coverage state lost"))?;
     engine::get().register_coverage(&coverage.map);
-    // SAFETY: the hook has the RAW_ARG signature; we hold the GVL.
-    unsafe {
-        rb_add_event_hook2(
-            on_coverage_event,
-            COVERAGE_EVENTS,
-            rb_sys::Qnil as VALUE,
-            HOOK_FLAGS,
-        )
-    };
+    crate::rb::add_raw_event_hook(on_coverage_event, COVERAGE_EVENTS);
     Ok(true)
 }
 

@@ -10,7 +10,7 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
-use crate::{callback, engine, signals};
+use crate::{callback, engine, sanitizer_stack, signals};
 use magnus::{
     prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
     RString, Ruby, Value,
@@ -55,6 +55,11 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
         eprintln!(
             "WARNING: ruzzy: {mismatch}; coverage registered there is invisible to the fuzzer. \
              Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
+        );
+    }
+    if sanitizer_stack::install() {
+        eprintln!(
+            "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
         );
     }
     signals::hand_to_libfuzzer();

@@ -12,7 +12,9 @@
 //!   (the counters and PC table);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
-//!   [`compare_sites`] (one PC per Ruby call site).
+//!   [`compare_sites`] (one PC per Ruby call site);
+//! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
+//!   Ruby raises.
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
@@ -32,6 +34,7 @@ mod location;
 mod path_registry;
 mod rb;
 mod sancov_8bit;
+mod sanitizer_stack;
 mod signals;
 mod symbolize;
 

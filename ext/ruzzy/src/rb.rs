@@ -8,7 +8,7 @@
 //! Invariant: every function here is called on the thread that holds the
 //! GVL (the thread that called `Ruzzy.fuzz`).
 
-use rb_sys::{ruby_special_consts, VALUE};
+use rb_sys::{rb_trace_arg_t, ruby_special_consts, VALUE};
 use std::ffi::{c_int, c_void};
 
 pub const QNIL: VALUE = ruby_special_consts::RUBY_Qnil as VALUE;
@@ -53,4 +53,24 @@ pub fn protect<F: FnOnce() -> VALUE>(body: F) -> Result<VALUE, VALUE> {
 pub fn intern(name: &std::ffi::CStr) -> rb_sys::ID {
     // SAFETY: a NUL-terminated name; rb_intern never raises for ASCII names.
     unsafe { rb_sys::rb_intern(name.as_ptr()) }
+}
+
+/// RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG.
+const RAW_HOOK_FLAGS: u32 = 0x01 | 0x04;
+
+/// An event hook called with the raw trace argument.
+pub type RawEventHook = unsafe extern "C" fn(VALUE, *mut rb_trace_arg_t);
+
+extern "C" {
+    // Declared here rather than taken from rb-sys, whose binding types the
+    // flags as an enum that cannot hold SAFE|RAW_ARG, and the function type
+    // as the non-RAW_ARG signature.
+    fn rb_add_event_hook2(func: RawEventHook, events: u32, data: VALUE, flags: u32);
+}
+
+/// Adds a global event hook for `events` that receives the raw trace
+/// argument (no allocation per event).
+pub fn add_raw_event_hook(hook: RawEventHook, events: u32) {
+    // SAFETY: the hook has the RAW_ARG signature; we hold the GVL.
+    unsafe { rb_add_event_hook2(hook, events, QNIL, RAW_HOOK_FLAGS) };
 }

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+# Builds, at `gem install`, the native pieces that need clang and its
+# sanitizer runtimes, into OUTPUT_DIR:
+#
+#   asan_with_fuzzer.so   AddressSanitizer + libFuzzer, to LD_PRELOAD
+#   ubsan_with_fuzzer.so  UndefinedBehaviorSanitizer + libFuzzer, to LD_PRELOAD
+#   dummy.so              Ruzzy.dummy's C extension (ASan, heap-use-after-free)
+#   sanitizers.txt        what was built, or what is missing and how to get it
+#
+# Never fails: without clang or its runtimes the gem still installs for
+# pure-Ruby fuzzing, and sanitizers.txt tells the user what to install.
+#
+#   ruby build_sanitizers.rb OUTPUT_DIR
+#
+# Environment: RUZZY_CLANG (default: clang).
+
+require "fileutils"
+require "open3"
+require "rbconfig"
+require "tmpdir"
+
+# One run of the build.
+class SanitizerBuild
+  # Options baked into the preloads; ASAN_OPTIONS / UBSAN_OPTIONS override.
+  ASAN_DEFAULTS = "detect_leaks=0:use_sigaltstack=0:allocator_may_return_null=1:exitcode=77"
+  UBSAN_DEFAULTS = "halt_on_error=1:print_stacktrace=1:use_sigaltstack=0:exitcode=77"
+  INSTALL_HINT = "install clang and its sanitizer runtimes (Debian/Ubuntu: apt-get install clang " \
+                 "libclang-rt-14-dev), then reinstall ruzzy (gem pristine ruzzy)"
+  LIBS = %w[-lpthread -ldl -lrt -lm -lstdc++].freeze
+
+  def initialize(output_dir)
+    @output = File.expand_path(output_dir)
+    @clang = ENV.fetch("RUZZY_CLANG", "clang")
+    @status = []
+  end
+
+  def run
+    FileUtils.mkdir_p(@output)
+    Dir.mktmpdir("ruzzy-sanitizers") do |work|
+      @work = work
+      build_all if clang_found?
+    end
+    File.write(File.join(@output, "sanitizers.txt"), "#{@status.join("\n")}\n")
+    puts @status
+  end
+
+  private
+
+  def build_all
+    fuzzer = runtime("fuzzer_no_main")
+    asan = runtime("asan")
+    ubsan = runtime("ubsan_standalone")
+    build_preload("asan_with_fuzzer.so", [asan, runtime("asan_cxx"), fuzzer], "asan_preinit",
+                  "__asan_default_options", ASAN_DEFAULTS)
+    build_preload("ubsan_with_fuzzer.so", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer], "ubsan_init_standalone_preinit",
+                  "__ubsan_default_options", UBSAN_DEFAULTS)
+    build_dummy
+  end
+
+  def clang_found?
+    _, status = Open3.capture2e(@clang, "--version")
+    return true if status.success?
+
+    @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
+    false
+  rescue SystemCallError
+    @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
+    false
+  end
+
+  # Path of a compiler-rt archive, or nil.
+  def runtime(name)
+    file = "libclang_rt.#{name}-x86_64.a"
+    path, status = Open3.capture2(@clang, "-print-file-name=#{file}")
+    path = path.strip
+    status.success? && File.file?(path) ? path : nil
+  end
+
+  def build_preload(name, archives, preinit, options_symbol, defaults)
+    runtime_archive, *rest = archives
+    if runtime_archive.nil? || rest.last.nil?
+      @status << "missing: #{name}: the sanitizer runtime or libFuzzer archive; #{INSTALL_HINT}"
+      return
+    end
+    # The runtime's pre-init object goes in .preinit_array, which a shared
+    # object may not have; the preload initialises on first use instead.
+    copy = File.join(@work, File.basename(runtime_archive))
+    FileUtils.cp(runtime_archive, copy)
+    members, = Open3.capture2("ar", "t", copy)
+    members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system("ar", "d", copy, member) }
+    defaults_c = File.join(@work, "#{name}.defaults.c")
+    File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
+    compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c,
+            "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
+  end
+
+  def build_dummy
+    source = File.expand_path("../dummy/dummy.c", __dir__)
+    config = RbConfig::CONFIG
+    compile("dummy.so", "-shared", "-fPIC", "-O1", "-g", "-fsanitize=address,fuzzer-no-link",
+            "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}", source,
+            "-o", File.join(@output, "dummy.so"), "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split)
+  end
+
+  def compile(name, *args)
+    output, status = Open3.capture2e(@clang, *args)
+    if status.success?
+      @status << "built: #{name}"
+    else
+      @status << "failed: #{name}: #{output.lines.first(3).join.strip}"
+    end
+  end
+end
+
+SanitizerBuild.new(ARGV.fetch(0)).run if $PROGRAM_NAME == __FILE__

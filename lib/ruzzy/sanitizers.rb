@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+require_relative "error"
+
+module Ruzzy
+  # The sanitizer preload libraries built at `gem install` (when clang and
+  # its runtimes were there): a sanitizer runtime and libFuzzer in one shared
+  # object, meant for LD_PRELOAD. `ruzzy --sanitizer=NAME` arranges the
+  # preload itself. This file does not load the native extension, so the
+  # command can use it before re-executing itself.
+  module Sanitizers
+    FILES = {
+      "address" => "asan_with_fuzzer.so",
+      "undefined" => "ubsan_with_fuzzer.so"
+    }.freeze
+    ALIASES = { "asan" => "address", "ubsan" => "undefined" }.freeze
+    STATUS_FILE = "sanitizers.txt"
+
+    module_function
+
+    # The directory holding ruzzy's native files.
+    def native_dir
+      candidates = [__dir__] + $LOAD_PATH.map { |dir| File.join(dir, "ruzzy") }
+      candidates.find { |dir| File.exist?(File.join(dir, "ruzzy_ext.so")) } || __dir__
+    end
+
+    # "address" or "undefined" for any accepted spelling; raises
+    # InvalidArgumentsError for anything else.
+    def canonical(name)
+      name = ALIASES.fetch(name.to_s, name.to_s)
+      return name if FILES.key?(name)
+
+      raise InvalidArgumentsError,
+            "unknown sanitizer #{name.inspect}; use one of #{(FILES.keys + ALIASES.keys).join(", ")}"
+    end
+
+    # Where the preload for +name+ is (whether or not it was built).
+    def path(name)
+      File.join(native_dir, FILES.fetch(canonical(name)))
+    end
+
+    # The preload for +name+; raises SanitizerUnavailableError, saying what
+    # to install, when it was not built.
+    def path!(name)
+      file = path(name)
+      return file if File.file?(file)
+
+      raise SanitizerUnavailableError,
+            "the #{canonical(name)} sanitizer preload (#{File.basename(file)}) was not built when ruzzy " \
+            "was installed: #{build_report}"
+    end
+
+    # What the install-time build said (one line per artifact).
+    def build_report
+      status = File.join(native_dir, STATUS_FILE)
+      report = File.file?(status) ? File.read(status).lines.map(&:strip).reject(&:empty?) : []
+      missing = report.grep_v(/\Abuilt:/)
+      return missing.join("; ") unless missing.empty?
+
+      "install clang and its sanitizer runtimes (Debian/Ubuntu: apt-get install clang " \
+        "libclang-rt-14-dev), then reinstall ruzzy (gem pristine ruzzy)"
+    end
+
+    # Whether +file+ is in LD_PRELOAD.
+    def preloaded?(file)
+      ENV.fetch("LD_PRELOAD", "").split(/[:\s]+/).include?(file)
+    end
+
+    # The environment that preloads +file+ (in front of any existing preload).
+    def preload_environment(file)
+      existing = ENV.fetch("LD_PRELOAD", "")
+      { "LD_PRELOAD" => existing.empty? ? file : "#{file}:#{existing}" }
+    end
+  end
+end
