@@ -113,19 +113,23 @@ module Bench
   end
 
   # exec/s and final coverage on standard-library parsers, comparison hooks
-  # on (the default) and off.
+  # on (the default) and off. A run that finds a bug stops there; the
+  # finding column names the exception.
   def parsers
     rows = %w[uri csv ipaddr time psych].flat_map do |name|
       [[], ["--no-compare-hooks"]].map do |flags|
-        output, = ruzzy(*flags, File.join(DIR, "targets", "#{name}.rb"), "-seed=1", "-max_total_time=#{SECONDS}")
-        done = output.lines.grep(/DONE/).last.to_s
+        output, seconds, = ruzzy(*flags, File.join(DIR, "targets", "#{name}.rb"), "-seed=1",
+                                 "-max_total_time=#{SECONDS}")
+        status = output.lines.grep(/\A#\d+\s/).last.to_s
         execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
-        [name, flags.empty? ? "on" : "off", fmt(execs.fdiv(SECONDS)), done[/cov: (\d+)/, 1] || "-",
-         done[/ft: (\d+)/, 1] || "-", done[/corp: (\d+)/, 1] || "-"]
+        finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
+        [name, flags.empty? ? "on" : "off", fmt(execs.fdiv([seconds, SECONDS].min)), status[/cov: (\d+)/, 1] || "-",
+         status[/ft: (\d+)/, 1] || "-", status[/corp: (\d+)/, 1] || "-",
+         finding ? "#{finding} after #{fmt(execs)} execs" : "-"]
       end
     end
     table("Standard-library parsers, #{SECONDS} s each, -seed=1",
-          ["target", "compare hooks", "execs/s", "cov", "ft", "corpus"], rows)
+          ["target", "compare hooks", "execs/s", "cov", "ft", "corpus", "finding"], rows)
   end
 
   SOLVES = {

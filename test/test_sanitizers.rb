@@ -22,7 +22,7 @@ class TestSanitizers < Minitest::Test
     end
   end
 
-  def test_dummy_with_a_manual_preload_as_in_ruzzy_0_8
+  def test_dummy_with_a_manual_preload_as_in_ruzzy_zero_eight
     in_tmpdir do |dir|
       asan = ruby("-rruzzy", "-e", "print Ruzzy::ASAN_PATH").stdout
       result = ruby("-rruzzy", "-e", "Ruzzy.dummy", "--", "-seed=1", "-runs=#{runs(2_000_000)}",
