@@ -3,6 +3,8 @@
 require_relative "ruzzy/version"
 require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
+require_relative "ruzzy/expected_exceptions"
+require_relative "ruzzy/command_line"
 require_relative "ruzzy/sanitizers"
 require "ruzzy/ruzzy_ext"
 require_relative "ruzzy/coverage"
@@ -16,7 +18,9 @@ require_relative "ruzzy/compare_hooks"
 module Ruzzy
   # libFuzzer's argument list when none is given: the program name, then the
   # script's own arguments (flags such as -runs=1000 and corpus directories).
-  DEFAULT_ARGS = ([$PROGRAM_NAME] + ARGV).freeze
+  # When the script's arguments contain "--", only those after it go to
+  # libFuzzer; those before are the harness's own.
+  DEFAULT_ARGS = ([$PROGRAM_NAME] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
 
   # Exit status of a process stopped because ruzzy was used wrongly: unknown
   # command-line options, a missing harness, a fuzz target returning something
@@ -55,15 +59,51 @@ module Ruzzy
   # +compare_hooks+ (default true, or false when RUZZY_COMPARE_HOOKS=0)
   # reports Integer, String, Symbol and Hash comparisons to libFuzzer while
   # fuzzing; see Ruzzy::CompareHooks.
-  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?)
+  #
+  # +ignore+ lists the exceptions the target raises on purpose for bad input:
+  # they are ordinary inputs, not findings. See Ruzzy::ExpectedExceptions.
+  #
+  # When +args+ starts with the program name (the default), libFuzzer is
+  # given the command that started this process instead, so that -fork,
+  # -jobs, -merge and -minimize_crash can start more processes like it.
+  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?, ignore: nil)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
     end
 
     argv = libfuzzer_args(args)
+    @expected_exceptions = ExpectedExceptions.new(ignore) + command_line_ignore
+    @libfuzzer_argv = argv
+    argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
     CompareHooks.install if compare_hooks
     @fuzz_called = true
-    _fuzz(test_one_input, argv)
+    _fuzz(test_one_input, argv, !@expected_exceptions.empty?)
+  end
+
+  # The exceptions the running fuzz target may raise (see Ruzzy.fuzz).
+  def expected_exceptions
+    @expected_exceptions ||= ExpectedExceptions.new(nil)
+  end
+
+  # Exceptions expected by the `ruzzy --ignore` options.
+  def command_line_ignore
+    @command_line_ignore ||= ExpectedExceptions.new(nil)
+  end
+
+  # Set by the `ruzzy` command (--ignore).
+  def command_line_ignore=(specs)
+    @command_line_ignore = ExpectedExceptions.new(specs)
+  end
+
+  # The shell command that starts this harness again (libFuzzer's argv[0]).
+  def command_line
+    CommandLine.shell(CommandLine.prefix(DEFAULT_ARGS.drop(1)))
+  end
+
+  # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
+  # for an input whose SHA-1 is +sha1+.
+  def artifact_path(kind, sha1)
+    CommandLine.artifact_path(@libfuzzer_argv || DEFAULT_ARGS, kind, sha1)
   end
 
   # Whether Ruzzy.fuzz has been called in this process.

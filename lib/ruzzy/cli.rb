@@ -2,6 +2,7 @@
 
 require_relative "version"
 require_relative "sanitizers"
+require_relative "expected_exceptions"
 require "rbconfig"
 
 module Ruzzy
@@ -30,6 +31,9 @@ module Ruzzy
         --map-size=N       number of edge counters (default 16384)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
         --no-compare-hooks do not report comparisons to libFuzzer
+        --ignore=CLASS[:/REGEXP/]
+                           an exception the target raises on purpose (not a
+                           finding), optionally only with a matching message
         -h, --help         show this help and exit
         -v, --version      print the version and exit
 
@@ -67,6 +71,7 @@ module Ruzzy
       @coverage = { include: [], exclude: [], map_size: nil }
       @coverage_enabled = true
       @sanitizer = nil
+      @ignore = []
     end
 
     # Runs the command; returns the process exit status.
@@ -97,26 +102,25 @@ module Ruzzy
         when "-v", "--version"
           @out.puts "ruzzy #{VERSION}"
           return nil
-        when "--"
-          break
-        when /\A--(include|exclude)=(.+)\z/
-          @coverage[Regexp.last_match(1).to_sym] << Regexp.last_match(2)
-        when /\A--map-size=(.*)\z/
-          @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
-        when "--no-coverage"
-          @coverage_enabled = false
-        when "--no-compare-hooks"
-          ENV["RUZZY_COMPARE_HOOKS"] = "0"
-        when /\A--sanitizer=(.*)\z/
-          @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
-        when /\A-/
-          raise UsageError, "unknown option #{arg}"
-        else
-          return [arg, @argv]
+        when "--" then break
+        when /\A-/ then parse_option(arg)
+        else return [arg, @argv]
         end
       end
       harness = @argv.shift or raise UsageError, "no harness given"
       [harness, @argv]
+    end
+
+    def parse_option(arg)
+      case arg
+      when /\A--(include|exclude)=(.+)\z/ then @coverage[Regexp.last_match(1).to_sym] << Regexp.last_match(2)
+      when /\A--map-size=(.*)\z/ then @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
+      when "--no-coverage" then @coverage_enabled = false
+      when "--no-compare-hooks" then ENV["RUZZY_COMPARE_HOOKS"] = "0"
+      when /\A--ignore=(.+)\z/ then @ignore << ExpectedExceptions.from_command_line(Regexp.last_match(1))
+      when /\A--sanitizer=(.*)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
+      else raise UsageError, "unknown option #{arg}"
+      end
     end
 
     def parse_map_size(text)
@@ -155,6 +159,7 @@ module Ruzzy
       $PROGRAM_NAME = harness
       ARGV.replace(harness_args)
       require "ruzzy"
+      Ruzzy.command_line_ignore = @ignore
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
       begin
         load path

@@ -1,17 +1,32 @@
 # frozen_string_literal: true
 
+require "shellwords"
+
 module Ruzzy
   # Describes, on standard error, why an input stopped the fuzzer. The native
   # callback calls these methods at most once per process, just before the
   # process ends (an abort handled by libFuzzer for a finding, a plain exit for
-  # a broken harness).
+  # a broken harness), and asks ignored? for every exception the target raises
+  # when some are expected.
   module Finding
+    # Frames of the token that identifies a finding.
+    DEDUP_FRAMES = 3
+
     module_function
 
-    # The fuzz target raised +error+. libFuzzer writes the crash file next.
-    def report_exception(error)
-      $stderr.write(describe_exception(error))
+    # The fuzz target raised +error+ on +input+. libFuzzer writes the crash
+    # file next.
+    def report_exception(error, input = nil)
+      text = describe_exception(error)
+      text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
+      text << reproduction(input) if input
+      $stderr.write(text)
       $stderr.flush
+    end
+
+    # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
+    def ignored?(error)
+      error.is_a?(Exception) && Ruzzy.expected_exceptions.include?(error)
     end
 
     # The fuzz target returned +value+, which is not nil, 0 or -1.
@@ -26,8 +41,8 @@ module Ruzzy
 
     def describe_exception(error)
       unless error.is_a?(Exception)
-        return "==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \
-               "(#{safe_inspect(error)})\n"
+        return +"==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \
+                "(#{safe_inspect(error)})\n"
       end
 
       text = +"==#{Process.pid}== ERROR: ruzzy: uncaught Ruby exception in the fuzz target\n"
@@ -37,6 +52,31 @@ module Ruzzy
         target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
       end
       text
+    end
+
+    # Identifies a finding across runs and inputs: the exception class and
+    # its innermost frames as file:method, without line numbers (which move
+    # with every edit) or Ruby's "block in" decorations.
+    def dedup_token(error)
+      frames = target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
+      parts = frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
+      [error.class.name || "AnonymousException", *parts].join("--")
+    end
+
+    def normalize_frame(frame)
+      path, label = frame.split(/:\d+:in /, 2)
+      label = label.to_s.delete_prefix("`").delete_suffix("'")
+      label = label.sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+      "#{File.basename(path.to_s)}:#{label}"
+    end
+
+    # The commands that reproduce and minimise the finding.
+    def reproduction(input)
+      require "digest/sha1"
+      artifact = Ruzzy.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      command = Ruzzy.command_line
+      "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
+        "==ruzzy== Minimise:  #{command} -minimize_crash=1 -runs=100000 #{artifact.shellescape}\n"
     end
 
     # The frames of +backtrace+ above the fuzzing machinery: everything from

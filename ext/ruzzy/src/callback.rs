@@ -13,15 +13,19 @@
 
 use crate::finding;
 use crate::rb;
-use crate::{coverage_hook, symbolize};
+use crate::{coverage_hook, target_state};
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::{c_char, c_int, c_long};
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The target callable. Written once before the driver starts.
 static TARGET: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 /// `ID` of `call`, interned at install time.
 static ID_CALL: AtomicUsize = AtomicUsize::new(0);
+/// Whether some exceptions are expected (`ignore:`), so a raised
+/// exception must first be checked against the list.
+static IGNORING: AtomicBool = AtomicBool::new(false);
 
 const FIXNUM_ZERO: VALUE = 1; // INT2FIX(0)
 const FIXNUM_MINUS_ONE: VALUE = !0; // INT2FIX(-1): all bits set
@@ -55,7 +59,9 @@ impl Verdict {
 }
 
 /// Registers `target` as the callable to fuzz. Called once, with the GVL.
-pub fn install_target(target: VALUE) {
+/// `ignoring` says whether `Ruzzy::Finding.ignored?` must be consulted.
+pub fn install_target(target: VALUE, ignoring: bool) {
+    IGNORING.store(ignoring, Ordering::Relaxed);
     TARGET.store(target as usize, Ordering::Relaxed);
     ID_CALL.store(rb::intern(c"call") as usize, Ordering::Relaxed);
     // SAFETY: TARGET is a static, so its address stays valid for the life of
@@ -66,13 +72,21 @@ pub fn install_target(target: VALUE) {
 
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
+    crate::signals::adopt_libfuzzer_handlers();
     let outcome = std::panic::catch_unwind(|| run_target(data, size));
     match outcome {
         Ok(Ok(value)) => match Verdict::from_return(value) {
             Some(verdict) => verdict.code(),
             None => finding::bad_return(value),
         },
-        Ok(Err(error)) => finding::exception(error),
+        Ok(Err(error)) if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) => {
+            Verdict::Keep.code()
+        }
+        Ok(Err(error)) => {
+            // SAFETY: libFuzzer's input is still valid during this call.
+            let input = unsafe { std::slice::from_raw_parts(data, size) };
+            finding::exception(error, input)
+        }
         Err(_) => finding::internal_panic(),
     }
 }
@@ -80,7 +94,7 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
 #[inline(never)]
 fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
     coverage_hook::begin_input();
-    symbolize::IN_TARGET.store(true, Ordering::Relaxed);
+    target_state::begin_input();
     let result = rb::protect(|| {
         // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
         // for the duration of this call; rb_str_new copies them. We hold the
@@ -91,6 +105,6 @@ fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
         // SAFETY: `target` is a live, GC-registered object; one argument.
         unsafe { rb_sys::rb_funcallv(target, id_call, 1, &input) }
     });
-    symbolize::IN_TARGET.store(false, Ordering::Relaxed);
+    target_state::end_input();
     result
 }

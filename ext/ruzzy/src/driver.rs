@@ -10,7 +10,7 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
-use crate::{callback, engine, sanitizer_stack, signals};
+use crate::{callback, engine, sanitizer_stack, signals, target_state};
 use magnus::{
     prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
     RString, Ruby, Value,
@@ -27,7 +27,7 @@ pub fn engine_description() -> String {
 
 /// `Ruzzy._fuzz(target, args)`. Returns libFuzzer's status in the rare
 /// cases where the driver returns (for example `-help=1`).
-pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
+pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<i64, Error> {
     if !target.respond_to("call", true)? {
         return Err(ruzzy_error(
             ruby,
@@ -48,7 +48,8 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
         )?);
     }
 
-    callback::install_target(target.as_raw());
+    callback::install_target(target.as_raw(), ignoring);
+    target_state::configure(timeout_secs(&argv));
     let engine = engine::get();
     eprintln!("{}", engine.describe());
     if let Some(mismatch) = &engine.mismatch {
@@ -62,7 +63,7 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
             "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
         );
     }
-    signals::hand_to_libfuzzer();
+    signals::prepare();
 
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
@@ -73,6 +74,20 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray) -> Result<i64, Error> {
     // hold the GVL, and the callback runs on this same thread.
     let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
     Ok(i64::from(status))
+}
+
+/// libFuzzer's `-timeout` in seconds (its default is 1200; 0 disables).
+fn timeout_secs(argv: &[CString]) -> u64 {
+    argv.iter()
+        .filter_map(|arg| {
+            arg.to_str()
+                .ok()?
+                .strip_prefix("-timeout=")?
+                .parse::<u64>()
+                .ok()
+        })
+        .next_back()
+        .unwrap_or(1200)
 }
 
 fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {

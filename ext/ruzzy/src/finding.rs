@@ -17,11 +17,37 @@ use std::io::Write;
 /// Exit status for harness contract violations (see `Ruzzy::EXIT_USAGE`).
 pub const EXIT_USAGE: i32 = 2;
 
-/// The target raised `error` (or left through another non-local exit).
-pub fn exception(error: VALUE) -> ! {
-    crate::symbolize::REPORTED.store(true, std::sync::atomic::Ordering::Relaxed);
-    report("report_exception", error);
+/// The target raised `error` (or left through another non-local exit) on
+/// `input`.
+pub fn exception(error: VALUE, input: &[u8]) -> ! {
+    crate::target_state::mark_reported();
+    let described = rb::protect(|| {
+        // SAFETY: we hold the GVL; rb_str_new copies the bytes; the class
+        // lookup raises (caught) if it is missing; two arguments.
+        unsafe {
+            let input = rb_sys::rb_str_new(input.as_ptr().cast(), input.len() as _);
+            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
+            let args = [error, input];
+            rb_sys::rb_funcallv(finding, rb::intern(c"report_exception"), 2, args.as_ptr())
+        }
+    });
+    if described.is_err() {
+        fallback("report_exception");
+    }
     std::process::abort()
+}
+
+/// Whether `error` is an expected exception (`ignore:`). Any failure to
+/// decide counts as "not ignored": the finding is reported.
+pub fn ignored(error: VALUE) -> bool {
+    let answer = rb::protect(|| {
+        // SAFETY: as above, one argument.
+        unsafe {
+            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
+            rb_sys::rb_funcallv(finding, rb::intern(c"ignored?"), 1, &error)
+        }
+    });
+    matches!(answer, Ok(value) if value == rb_sys::Qtrue as VALUE)
 }
 
 /// The target returned something other than `nil`, `0` or `-1`. This is a
@@ -54,10 +80,14 @@ fn report(method: &str, value: VALUE) {
         }
     });
     if formatted.is_err() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "==ruzzy== ERROR: the fuzz target failed and the failure could not be described \
-             (Ruzzy::Finding.{method} raised)."
-        );
+        fallback(method);
     }
+}
+
+fn fallback(method: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "==ruzzy== ERROR: the fuzz target failed and the failure could not be described \
+         (Ruzzy::Finding.{method} raised)."
+    );
 }

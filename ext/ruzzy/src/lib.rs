@@ -11,6 +11,7 @@
 //!   [`path_registry`] (include/exclude, path names) and [`sancov_8bit`]
 //!   (the counters and PC table);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
+//! - [`target_state`]: whether the target runs, for signal handlers;
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
 //!   [`compare_sites`] (one PC per Ruby call site);
 //! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
@@ -37,6 +38,7 @@ mod sancov_8bit;
 mod sanitizer_stack;
 mod signals;
 mod symbolize;
+mod target_state;
 
 use magnus::{function, prelude::*, Error, Ruby};
 
@@ -59,7 +61,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
     let ruzzy = ruby.define_module("Ruzzy")?;
-    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 2))?;
+    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 3))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     compare_hooks::define(ruzzy)?;

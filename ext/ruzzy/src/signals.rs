@@ -1,14 +1,33 @@
-//! Hands libFuzzer the signals Ruby took at start-up.
+//! Signals between Ruby and libFuzzer.
 //!
-//! Ruby installs handlers for SIGINT, SIGTERM, SIGALRM, SIGUSR1 and SIGUSR2.
-//! libFuzzer leaves an existing handler in place, so without this step
-//! Ctrl-C would become a Ruby `Interrupt` raised inside the target (reported
-//! as a finding) and libFuzzer's `-timeout` alarm a Ruby `SignalException`.
-//! Resetting them to the default just before the driver starts lets
-//! libFuzzer install its own: Ctrl-C prints the final stats and exits.
+//! Ruby installs handlers for SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+//! SIGSEGV and SIGBUS at start-up, and libFuzzer leaves an existing handler
+//! in place. Left alone, Ctrl-C would become a Ruby `Interrupt` inside the
+//! target, libFuzzer's `-timeout` alarm a Ruby `SignalException`, and a
+//! segfault Ruby's "[BUG]" report with no crash file.
 //!
-//! Invariant: called once, right before `LLVMFuzzerRunDriver`; the Ruby
-//! handlers are not restored (the driver never gives control back).
+//! - Before the driver starts ([`prepare`]) the first five are reset to
+//!   their defaults, and Ruby's SIGSEGV/SIGBUS handlers are set aside, so
+//!   that libFuzzer installs its own handlers for all of them. A sanitizer
+//!   runtime's handlers (not Ruby's) are left alone.
+//! - On the first input ([`adopt_libfuzzer_handlers`]) ruzzy wraps what
+//!   libFuzzer installed:
+//!   - SIGSEGV/SIGBUS: a fault on the stack pages (a machine stack
+//!     overflow) still goes to Ruby, which raises `SystemStackError`;
+//!     anything else goes to libFuzzer's crash handling (report, the Ruby
+//!     backtrace, `crash-<sha1>`, `-error_exitcode`).
+//!   - SIGALRM: when the input has run past `-timeout`, the Ruby backtrace
+//!     of the target is printed before libFuzzer's timeout report.
+//!
+//! Invariants: every handler here is async-signal-safe up to the point
+//! where the process is about to die; handlers are installed once and
+//! never removed.
+
+use crate::engine;
+use crate::target_state;
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const HANDED_TO_LIBFUZZER: [libc::c_int; 5] = [
     libc::SIGINT,
@@ -18,9 +37,214 @@ const HANDED_TO_LIBFUZZER: [libc::c_int; 5] = [
     libc::SIGUSR2,
 ];
 
-pub fn hand_to_libfuzzer() {
+/// Signals whose Ruby handler is set aside; index into the tables below.
+const DEADLY: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
+const ALARM: usize = 2;
+
+/// A `sigaction` saved once, before any handler that reads it is installed.
+struct Saved {
+    action: UnsafeCell<libc::sigaction>,
+    set: AtomicBool,
+}
+
+// SAFETY: written once (before the handler that reads it is installed,
+// ordered by `set`), then only read.
+unsafe impl Sync for Saved {}
+
+impl Saved {
+    const fn new() -> Saved {
+        Saved {
+            // SAFETY: an all-zero sigaction is a valid SIG_DFL action.
+            action: UnsafeCell::new(unsafe { std::mem::zeroed() }),
+            set: AtomicBool::new(false),
+        }
+    }
+
+    fn store(&self, action: libc::sigaction) {
+        // SAFETY: single writer, before `set` publishes it.
+        unsafe { *self.action.get() = action };
+        self.set.store(true, Ordering::Release);
+    }
+
+    fn get(&self) -> Option<&libc::sigaction> {
+        // SAFETY: published by `store`, never written again.
+        self.set
+            .load(Ordering::Acquire)
+            .then(|| unsafe { &*self.action.get() })
+    }
+}
+
+static RUBY: [Saved; 2] = [Saved::new(), Saved::new()];
+static LIBFUZZER: [Saved; 3] = [Saved::new(), Saved::new(), Saved::new()];
+static ADOPTED: AtomicBool = AtomicBool::new(false);
+
+fn current(signal: libc::c_int) -> libc::sigaction {
+    // SAFETY: querying a handler only writes `action`.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut action);
+        action
+    }
+}
+
+fn handler_address(action: &libc::sigaction) -> usize {
+    action.sa_sigaction
+}
+
+fn is_ruby_handler(action: &libc::sigaction) -> bool {
+    let address = handler_address(action);
+    if address == libc::SIG_DFL || address == libc::SIG_IGN {
+        return false;
+    }
+    engine::library_of(address as *mut c_void)
+        == engine::library_of(rb_sys::rb_str_new as *mut c_void)
+}
+
+/// Called once, right before `LLVMFuzzerRunDriver`.
+pub fn prepare() {
     for signal in HANDED_TO_LIBFUZZER {
         // SAFETY: resetting a catchable signal to SIG_DFL is always valid.
         unsafe { libc::signal(signal, libc::SIG_DFL) };
     }
+    for (index, signal) in DEADLY.into_iter().enumerate() {
+        let action = current(signal);
+        if is_ruby_handler(&action) {
+            RUBY[index].store(action);
+            // SAFETY: as above.
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+    }
+}
+
+/// Called on every input; does its work on the first one, when libFuzzer's
+/// handlers are in place.
+#[inline(always)]
+pub fn adopt_libfuzzer_handlers() {
+    if !ADOPTED.load(Ordering::Relaxed) {
+        adopt();
+    }
+}
+
+#[cold]
+fn adopt() {
+    ADOPTED.store(true, Ordering::Relaxed);
+    for (index, signal) in DEADLY.into_iter().enumerate() {
+        if RUBY[index].get().is_some() {
+            wrap(signal, index, on_deadly_signal);
+        }
+    }
+    wrap(libc::SIGALRM, ALARM, on_alarm);
+}
+
+/// Installs `handler` for `signal` in front of the current (libFuzzer's)
+/// handler, if there is one.
+fn wrap(
+    signal: libc::c_int,
+    index: usize,
+    handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void),
+) {
+    let existing = current(signal);
+    let address = handler_address(&existing);
+    if address == libc::SIG_DFL || address == libc::SIG_IGN {
+        return;
+    }
+    LIBFUZZER[index].store(existing);
+    // SAFETY: a zeroed sigaction with an empty mask, our handler and
+    // SA_SIGINFO|SA_ONSTACK (the alternate stack Ruby set up is needed to
+    // handle a stack overflow) is valid to install.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_sigaction = handler as usize;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+}
+
+/// Runs a saved handler as the kernel would have.
+fn forward(
+    action: &libc::sigaction,
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut c_void,
+) {
+    let address = handler_address(action);
+    // SAFETY: `address` is a handler that was installed for `signal`, with
+    // the signature its flags say.
+    unsafe {
+        if address == libc::SIG_IGN {
+        } else if address == libc::SIG_DFL {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        } else if action.sa_flags & libc::SA_SIGINFO != 0 {
+            let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
+                std::mem::transmute(address);
+            handler(signal, info, context);
+        } else {
+            let handler: extern "C" fn(libc::c_int) = std::mem::transmute(address);
+            handler(signal);
+        }
+    }
+}
+
+extern "C" fn on_deadly_signal(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut c_void,
+) {
+    let index = DEADLY.iter().position(|&s| s == signal).unwrap_or(0);
+    let ruby_handles_it = stack_overflow(info, context);
+    let saved = if ruby_handles_it {
+        &RUBY[index]
+    } else {
+        &LIBFUZZER[index]
+    };
+    match saved.get() {
+        Some(action) => forward(action, signal, info, context),
+        None => {
+            // SAFETY: falling back to the default action ends the process.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+                libc::raise(signal);
+            }
+        }
+    }
+}
+
+extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    if target_state::timed_out() {
+        target_state::print_ruby_backtrace(
+            "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace (innermost last):\n",
+        );
+    }
+    if let Some(action) = LIBFUZZER[ALARM].get() {
+        forward(action, signal, info, context);
+    }
+}
+
+/// Ruby's own test for a machine stack overflow (signal.c,
+/// check_stack_overflow): the fault is on the stack pointer's page or the
+/// one below it, or between the stack and frame pointers.
+#[cfg(target_arch = "x86_64")]
+fn stack_overflow(info: *mut libc::siginfo_t, context: *mut c_void) -> bool {
+    if info.is_null() || context.is_null() {
+        return false;
+    }
+    const PAGE: u64 = 4096;
+    // SAFETY: for SA_SIGINFO handlers the kernel passes a valid siginfo
+    // and ucontext.
+    unsafe {
+        let context = &*(context as *const libc::ucontext_t);
+        let sp = context.uc_mcontext.gregs[libc::REG_RSP as usize] as u64 / PAGE;
+        let bp = context.uc_mcontext.gregs[libc::REG_RBP as usize] as u64 / PAGE;
+        let fault = (*info).si_addr() as u64 / PAGE;
+        fault != 0 && (sp == fault || sp == fault + 1 || (sp <= fault && fault <= bp))
+    }
+}
+
+/// Elsewhere every fault goes to libFuzzer (machine stack overflows in C
+/// code then end as crashes instead of `SystemStackError`; untested).
+#[cfg(not(target_arch = "x86_64"))]
+fn stack_overflow(_info: *mut libc::siginfo_t, _context: *mut c_void) -> bool {
+    false
 }

@@ -14,14 +14,9 @@
 
 use crate::coverage_hook;
 use crate::sancov_8bit::counter_of_pc;
+use crate::target_state;
 use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// True while the fuzz target runs (set by the driver callback).
-pub static IN_TARGET: AtomicBool = AtomicBool::new(false);
-/// True once ruzzy has described a finding itself (no second backtrace).
-pub static REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// # Safety
 /// `fmt` is a NUL-terminated string; `out` has room for `size` bytes.
@@ -79,14 +74,9 @@ fn format_pc(pc: usize, fmt: &[u8], buffer: &mut [u8]) -> usize {
 /// Prints the Ruby backtrace of the running target (crash or timeout).
 #[no_mangle]
 pub extern "C" fn ruzzy_print_stack_trace() {
-    if !IN_TARGET.load(Ordering::Relaxed) || REPORTED.swap(true, Ordering::Relaxed) {
-        return;
-    }
-    let _ = std::io::stderr().write_all(b"==ruzzy== Ruby backtrace of the fuzz target:\n");
-    // SAFETY: the fuzz target is running on this thread (IN_TARGET), so the
-    // interpreter's current frame stack is the target's; rb_backtrace only
-    // reads it and writes to stderr.
-    unsafe { rb_sys::rb_backtrace() };
+    target_state::print_ruby_backtrace(
+        "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n",
+    );
 }
 
 #[cfg(test)]

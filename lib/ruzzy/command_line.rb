@@ -1,0 +1,60 @@
+# frozen_string_literal: true
+
+require "rbconfig"
+require "shellwords"
+
+module Ruzzy
+  # How this process was started, so that libFuzzer can start more like it.
+  #
+  # libFuzzer's -fork, -jobs, -merge and -minimize_crash run `argv[0]` with
+  # flags through the shell. ruzzy hands libFuzzer, as argv[0], the command
+  # that started this process up to libFuzzer's own arguments (read from
+  # /proc/self/cmdline): the same Ruby, its options and load path, the same
+  # `ruzzy` options (coverage, sanitizer, ignore list) and the same harness
+  # with its own arguments. The environment (LD_PRELOAD included) is
+  # inherited.
+  module CommandLine
+    module_function
+
+    # The words of the command that started this process, without the
+    # trailing +libfuzzer_args+.
+    def prefix(libfuzzer_args)
+      words = process_words
+      tail = libfuzzer_args.size
+      if words.size > tail && words.last(tail) == libfuzzer_args
+        words.first(words.size - tail)
+      else
+        [RbConfig.ruby, File.expand_path($PROGRAM_NAME)]
+      end
+    end
+
+    def process_words
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      []
+    end
+
+    # +words+ as one shell command line.
+    def shell(words)
+      Shellwords.join(words)
+    end
+
+    # Where libFuzzer writes the artifact named +kind+ + +sha1+ (kind is
+    # "crash-", "timeout-", "oom-"), given its argument list.
+    def artifact_path(args, kind, sha1)
+      exact = flag_value(args, "exact_artifact_path")
+      return exact if exact
+
+      "#{flag_value(args, "artifact_prefix") || "./"}#{kind}#{sha1}"
+    end
+
+    # The last value given to libFuzzer flag -+name+, or nil.
+    def flag_value(args, name)
+      args.reverse_each do |arg|
+        value = arg.to_s[/\A-#{name}=(.*)\z/m, 1]
+        return value if value
+      end
+      nil
+    end
+  end
+end
