@@ -53,8 +53,8 @@ class SanitizerBuild
     ubsan = runtime("ubsan_standalone")
     build_preload("asan_with_fuzzer.so", [asan, runtime("asan_cxx"), fuzzer], "asan_preinit",
                   "__asan_default_options", ASAN_DEFAULTS)
-    build_preload("ubsan_with_fuzzer.so", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer], "ubsan_init_standalone_preinit",
-                  "__ubsan_default_options", UBSAN_DEFAULTS)
+    build_preload("ubsan_with_fuzzer.so", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer],
+                  "ubsan_init_standalone_preinit", "__ubsan_default_options", UBSAN_DEFAULTS)
     build_dummy
   end
 
@@ -105,11 +105,7 @@ class SanitizerBuild
 
   def compile(name, *args)
     output, status = Open3.capture2e(@clang, *args)
-    if status.success?
-      @status << "built: #{name}"
-    else
-      @status << "failed: #{name}: #{output.lines.first(3).join.strip}"
-    end
+    @status << (status.success? ? "built: #{name}" : "failed: #{name}: #{output.lines.first(3).join.strip}")
   end
 end
 
