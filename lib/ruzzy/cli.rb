@@ -3,6 +3,7 @@
 require_relative "version"
 require_relative "sanitizers"
 require_relative "expected_exceptions"
+require_relative "command_line"
 require "rbconfig"
 
 module Ruzzy

@@ -14,24 +14,28 @@ module Ruzzy
   # with its own arguments. The environment (LD_PRELOAD included) is
   # inherited.
   module CommandLine
+    # The words of /proc/self/cmdline when ruzzy was loaded; assigning
+    # $PROGRAM_NAME (as the ruzzy command does) rewrites them later.
+    def self.read_process_words
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      []
+    end
+
+    ORIGINAL_WORDS = read_process_words.freeze
+
     module_function
 
     # The words of the command that started this process, without the
     # trailing +libfuzzer_args+.
     def prefix(libfuzzer_args)
-      words = process_words
+      words = ORIGINAL_WORDS
       tail = libfuzzer_args.size
       if words.size > tail && words.last(tail) == libfuzzer_args
         words.first(words.size - tail)
       else
         [RbConfig.ruby, File.expand_path($PROGRAM_NAME)]
       end
-    end
-
-    def process_words
-      File.binread("/proc/self/cmdline").split("\0")
-    rescue SystemCallError
-      []
     end
 
     # +words+ as one shell command line.

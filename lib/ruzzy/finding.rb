@@ -67,6 +67,7 @@ module Ruzzy
       path, label = frame.split(/:\d+:in /, 2)
       label = label.to_s.delete_prefix("`").delete_suffix("'")
       label = label.sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+      label = "<top>" if ["<main>", "<top (required)>"].include?(label)
       "#{File.basename(path.to_s)}:#{label}"
     end
 

@@ -16,6 +16,7 @@ use magnus::{
     RString, Ruby, Value,
 };
 use std::ffi::{c_char, c_int, CString};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -51,19 +52,21 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<
     callback::install_target(target.as_raw(), ignoring);
     target_state::configure(timeout_secs(&argv));
     let engine = engine::get();
-    eprintln!("{}", engine.describe());
+    let _ = writeln!(std::io::stderr(), "{}", engine.describe());
     if let Some(mismatch) = &engine.mismatch {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "WARNING: ruzzy: {mismatch}; coverage registered there is invisible to the fuzzer. \
              Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
         );
     }
     if sanitizer_stack::install() {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
         );
     }
-    signals::prepare();
+    signals::prepare(runs_children(&argv));
 
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
@@ -74,6 +77,23 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<
     // hold the GVL, and the callback runs on this same thread.
     let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
     Ok(i64::from(status))
+}
+
+/// Whether libFuzzer will run child processes instead of the target.
+fn runs_children(argv: &[CString]) -> bool {
+    const PARENT_FLAGS: [&str; 6] = [
+        "-fork=",
+        "-jobs=",
+        "-workers=",
+        "-merge=",
+        "-minimize_crash=",
+        "-set_cover_merge=",
+    ];
+    argv.iter().filter_map(|arg| arg.to_str().ok()).any(|arg| {
+        PARENT_FLAGS
+            .iter()
+            .any(|flag| arg.strip_prefix(flag).is_some_and(|value| value != "0"))
+    })
 }
 
 /// libFuzzer's `-timeout` in seconds (its default is 1200; 0 disables).

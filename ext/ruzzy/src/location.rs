@@ -24,6 +24,7 @@
 //! interpreter's own string and is only read before the hook returns.
 
 use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
+use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One coverage event's location.
@@ -77,7 +78,8 @@ unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
     let mode = if internal::agrees_with_public_api(arg) {
         MODE_INTERNAL
     } else {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "WARNING: ruzzy: this Ruby's interpreter layout is not the one ruzzy knows; \
              coverage falls back to (path, line) locations"
         );

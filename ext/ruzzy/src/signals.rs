@@ -9,7 +9,10 @@
 //! - Before the driver starts ([`prepare`]) the first five are reset to
 //!   their defaults, and Ruby's SIGSEGV/SIGBUS handlers are set aside, so
 //!   that libFuzzer installs its own handlers for all of them. A sanitizer
-//!   runtime's handlers (not Ruby's) are left alone.
+//!   runtime's handlers (not Ruby's) are left alone. In a process that only
+//!   runs children (-fork, -jobs, -merge, -minimize_crash), Ruby's SIGCHLD
+//!   and SIGVTALRM handlers get SA_RESTART, so that they do not cut short
+//!   libFuzzer's reads of a child's output.
 //! - On the first input ([`adopt_libfuzzer_handlers`]) ruzzy wraps what
 //!   libFuzzer installed:
 //!   - SIGSEGV/SIGBUS: a fault on the stack pages (a machine stack
@@ -100,11 +103,17 @@ fn is_ruby_handler(action: &libc::sigaction) -> bool {
         == engine::library_of(rb_sys::rb_str_new as *mut c_void)
 }
 
-/// Called once, right before `LLVMFuzzerRunDriver`.
-pub fn prepare() {
+/// Called once, right before `LLVMFuzzerRunDriver`. `runs_children` says
+/// whether libFuzzer will run child processes and read their output
+/// (-fork, -jobs, -merge, -minimize_crash) rather than run the target.
+pub fn prepare(runs_children: bool) {
     for signal in HANDED_TO_LIBFUZZER {
         // SAFETY: resetting a catchable signal to SIG_DFL is always valid.
         unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+    if runs_children {
+        restart_after(libc::SIGCHLD);
+        restart_after(libc::SIGVTALRM);
     }
     for (index, signal) in DEADLY.into_iter().enumerate() {
         let action = current(signal);
@@ -113,6 +122,24 @@ pub fn prepare() {
             // SAFETY: as above.
             unsafe { libc::signal(signal, libc::SIG_DFL) };
         }
+    }
+}
+
+/// Adds SA_RESTART to `signal`'s handler. Ruby's SIGCHLD and SIGVTALRM
+/// (thread timer) handlers lack it, so they interrupt libFuzzer's blocking
+/// reads of a child's output: the output was cut short, and the child died
+/// writing to the closed pipe. Only done when the process runs children,
+/// not the target (Ruby relies on EINTR to interrupt blocked threads).
+fn restart_after(signal: libc::c_int) {
+    let mut action = current(signal);
+    let address = handler_address(&action);
+    if address != libc::SIG_DFL
+        && address != libc::SIG_IGN
+        && action.sa_flags & libc::SA_RESTART == 0
+    {
+        action.sa_flags |= libc::SA_RESTART;
+        // SAFETY: re-installing the same handler with one more flag.
+        unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
     }
 }
 
