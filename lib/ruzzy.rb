@@ -76,8 +76,23 @@ module Ruzzy
     @libfuzzer_argv = argv
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
     CompareHooks.install if compare_hooks
+    clear_stack_poisoning_on_raise
     @fuzz_called = true
-    _fuzz(test_one_input, argv, !@expected_exceptions.empty?)
+    status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?)
+    # The driver returns only in modes that do not fuzz in this process
+    # (-help=1, -jobs/-workers); a failed job ends the process the same way
+    # a finding does.
+    exit(status) unless status.zero?
+    status
+  end
+
+  # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
+  # leaves behind whenever Ruby raises (see ext/ruzzy/src/sanitizer_stack.rs).
+  def clear_stack_poisoning_on_raise
+    return unless _asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
+
+    @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy._clear_stack_poisoning }.tap(&:enable)
+    warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
   end
 
   # The exceptions the running fuzz target may raise (see Ruzzy.fuzz).

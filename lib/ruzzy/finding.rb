@@ -105,7 +105,8 @@ module Ruzzy
     end
 
     def safe_inspect(value)
-      value.inspect
+      text = value.inspect
+      text.length > 200 ? "#{text[0, 200]}..." : text
     rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
       "#<#{value.class} (#inspect raised #{e.class})>"
     end

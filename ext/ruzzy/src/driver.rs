@@ -10,7 +10,7 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
-use crate::{callback, engine, sanitizer_stack, signals, target_state};
+use crate::{callback, engine, signals, target_state};
 use magnus::{
     prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
     RString, Ruby, Value,
@@ -58,12 +58,6 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<
             std::io::stderr(),
             "WARNING: ruzzy: {mismatch}; coverage registered there is invisible to the fuzzer. \
              Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
-        );
-    }
-    if sanitizer_stack::install() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
         );
     }
     signals::prepare(runs_children(&argv));

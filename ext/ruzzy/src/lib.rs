@@ -65,6 +65,14 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     compare_hooks::define(ruzzy)?;
+    ruzzy.define_module_function(
+        "_asan_present?",
+        function!(sanitizer_stack::asan_present, 0),
+    )?;
+    ruzzy.define_module_function(
+        "_clear_stack_poisoning",
+        function!(sanitizer_stack::clear_stack_poisoning, 0),
+    )?;
     ruzzy.define_module_function("_start_coverage", function!(coverage_hook::start, 3))?;
     ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
     ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;

@@ -2,41 +2,40 @@
 //!
 //! Ruby raises with a longjmp that AddressSanitizer does not intercept. The
 //! redzones of sanitizer-instrumented C frames jumped over stay poisoned and
-//! later produce false reports in unrelated code. When a sanitizer runtime
-//! is loaded, a RUBY_EVENT_RAISE hook calls `__asan_handle_no_return()`
-//! just before each raise unwinds, which is what AddressSanitizer's own
-//! longjmp interceptor does: it unpoisons the stack the jump abandons.
+//! later produce false reports when other code uses that stack memory.
+//! When a sanitizer runtime is loaded, `Ruzzy.fuzz` enables a
+//! `TracePoint(:raise)` whose block calls `Ruzzy._clear_stack_poisoning`,
+//! which calls `__asan_handle_no_return()`: what AddressSanitizer's own
+//! longjmp interceptor does.
 //!
-//! Invariants: installed at most once, only when the runtime provides the
-//! function; the hook allocates nothing.
+//! (A raw RUBY_EVENT_RAISE event hook calling the same function from the
+//! same place did not clear the false reports in tests; the TracePoint
+//! does.)
+//!
+//! Invariants: a no-op without AddressSanitizer; allocates nothing.
 
 use crate::engine;
-use rb_sys::{rb_trace_arg_t, VALUE};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
 
-/// RUBY_EVENT_RAISE.
-const RAISE_EVENT: u32 = 0x0100;
+static HANDLE_NO_RETURN: OnceLock<Option<usize>> = OnceLock::new();
 
-static HANDLE_NO_RETURN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Installs the raise hook when AddressSanitizer is in the process.
-/// Returns whether it did.
-pub fn install() -> bool {
-    let Some(function) = engine::lookup(c"__asan_handle_no_return") else {
-        return false;
-    };
-    if HANDLE_NO_RETURN.swap(function, Ordering::Relaxed).is_null() {
-        crate::rb::add_raw_event_hook(on_raise, RAISE_EVENT);
-    }
-    true
+fn handle_no_return() -> Option<usize> {
+    *HANDLE_NO_RETURN.get_or_init(|| engine::lookup(c"__asan_handle_no_return").map(|f| f as usize))
 }
 
-unsafe extern "C" fn on_raise(_data: VALUE, _arg: *mut rb_trace_arg_t) {
-    let function = HANDLE_NO_RETURN.load(Ordering::Relaxed);
-    if !function.is_null() {
+/// `Ruzzy._asan_present?`: whether AddressSanitizer is in the process.
+pub fn asan_present() -> bool {
+    handle_no_return().is_some()
+}
+
+/// `Ruzzy._clear_stack_poisoning`: unpoisons the stack a raise abandons.
+pub fn clear_stack_poisoning() {
+    if let Some(function) = handle_no_return() {
         // SAFETY: the address of __asan_handle_no_return(void), found in
         // the loaded sanitizer runtime.
-        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn()>(function)() };
+        unsafe {
+            std::mem::transmute::<*mut c_void, unsafe extern "C" fn()>(function as *mut c_void)()
+        };
     }
 }
