@@ -9,6 +9,7 @@ require_relative "ruzzy/sanitizers"
 require "ruzzy/ruzzy_ext"
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
+require_relative "ruzzy/fuzzed_data_provider"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
 # libFuzzer.

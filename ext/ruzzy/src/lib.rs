@@ -14,6 +14,8 @@
 //! - [`target_state`]: whether the target runs, for signal handlers;
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
 //!   [`compare_sites`] (one PC per Ruby call site);
+//! - [`fuzzed_data_provider`]: typed values from an input, over
+//!   [`data_provider`] (LLVM's byte-splitting rules);
 //! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
 //!   Ruby raises.
 //!
@@ -27,9 +29,11 @@ mod callback;
 mod compare_hooks;
 mod compare_sites;
 mod coverage_hook;
+mod data_provider;
 mod driver;
 mod engine;
 mod finding;
+mod fuzzed_data_provider;
 mod iseq_cache;
 mod location;
 mod path_registry;
@@ -65,6 +69,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     compare_hooks::define(ruzzy)?;
+    fuzzed_data_provider::define(ruby, ruzzy)?;
     ruzzy.define_module_function(
         "_asan_present?",
         function!(sanitizer_stack::asan_present, 0),
