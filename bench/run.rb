@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
-# Prints ruzzy's benchmark table (Markdown). Run with `rake bench`.
+# Prints ruzzy's benchmark table (Markdown). Run with `rake bench`, or
+# `ruby bench/run.rb SECTION...` for some sections only.
 #
 # Environment: BENCH_SECONDS (per stdlib parser, default 10),
 # BENCH_SEEDS (seeds for solve times, default "1,2,3").
@@ -132,6 +133,16 @@ module Bench
           ["target", "compare hooks", "execs/s", "cov", "ft", "corpus", "finding"], rows)
   end
 
+  # FuzzedDataProvider operations per second, native vs plain Ruby (a new
+  # provider every four operations, as in a harness).
+  def data_provider
+    output, = ruby(File.join(DIR, "fdp.rb"))
+    rows = output.lines.map(&:chomp).map(&:split).select { |cols| cols.size >= 3 }.map do |*name, native, plain|
+      [name.join(" "), fmt(Float(native)), fmt(Float(plain)), "#{fmt(Float(native) / Float(plain), 1)}x"]
+    end
+    table("FuzzedDataProvider: operations per second", ["operation", "native", "plain Ruby", "speed-up"], rows)
+  end
+
   SOLVES = {
     "examples/hello.rb" => File.join(EXAMPLES, "hello.rb"),
     "examples/maze.rb (nested ifs)" => File.join(EXAMPLES, "maze.rb"),
@@ -161,9 +172,10 @@ module Bench
   end
 end
 
+SECTIONS = %w[bridge events compare_cost data_provider parsers solves].freeze
+chosen = ARGV.empty? ? SECTIONS : ARGV
+unknown = chosen - SECTIONS
+abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
+
 puts "## ruzzy benchmarks (#{RUBY_DESCRIPTION})"
-Bench.bridge
-Bench.events
-Bench.compare_cost
-Bench.parsers
-Bench.solves
+chosen.each { |section| Bench.public_send(section) }

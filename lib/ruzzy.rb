@@ -64,12 +64,26 @@ module Ruzzy
   # +ignore+ lists the exceptions the target raises on purpose for bad input:
   # they are ordinary inputs, not findings. See Ruzzy::ExpectedExceptions.
   #
+  # +mutator+ (called as mutator.call(data, max_size, seed)) replaces
+  # libFuzzer's mutations and returns the new input, a String of at most
+  # max_size bytes; it may call Ruzzy.mutate for libFuzzer's own.
+  # +crossover+ (crossover.call(data1, data2, max_size, seed)) combines two
+  # corpus inputs into a new one. Both need ruzzy's bundled libFuzzer (not a
+  # sanitizer preload).
+  #
   # When +args+ starts with the program name (the default), libFuzzer is
   # given the command that started this process instead, so that -fork,
   # -jobs, -merge and -minimize_crash can start more processes like it.
-  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?, ignore: nil)
+  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?, ignore: nil,
+           mutator: nil, crossover: nil)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
+    end
+
+    { mutator:, crossover: }.each do |name, callable|
+      next if callable.nil? || callable.respond_to?(:call)
+
+      raise InvalidArgumentsError, "#{name}: must respond to #call, got #{callable.inspect}"
     end
 
     argv = libfuzzer_args(args)
@@ -79,12 +93,23 @@ module Ruzzy
     CompareHooks.install if compare_hooks
     clear_stack_poisoning_on_raise
     @fuzz_called = true
-    status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?)
+    status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)
     # The driver returns only in modes that do not fuzz in this process
     # (-help=1, -jobs/-workers); a failed job ends the process the same way
     # a finding does.
     exit(status) unless status.zero?
     status
+  end
+
+  # libFuzzer's own mutation of +data+ (at most +max_size+ bytes), for use
+  # inside a custom mutator (see Ruzzy.fuzz).
+  def mutate(data, max_size)
+    raise TypeError, "data must be a String, got #{data.inspect}" unless data.is_a?(String)
+    unless max_size.is_a?(Integer) && max_size.positive?
+      raise InvalidArgumentsError, "max_size must be a positive Integer, got #{max_size.inspect}"
+    end
+
+    _mutate(data, max_size)
   end
 
   # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp

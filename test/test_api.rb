@@ -38,11 +38,11 @@ class TestApi < Minitest::Test
   end
 
   def test_native_entry_point_validates_too
-    assert_raises(Ruzzy::InvalidTargetError) { Ruzzy._fuzz(Object.new, ["prog"], false) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, [], false) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["prog", 1], false) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["a\0b"], false) }
-    assert_raises(TypeError) { Ruzzy._fuzz(->(_) {}, "prog", false) }
+    assert_raises(Ruzzy::InvalidTargetError) { Ruzzy._fuzz(Object.new, ["prog"], false, nil, nil) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, [], false, nil, nil) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["prog", 1], false, nil, nil) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["a\0b"], false, nil, nil) }
+    assert_raises(TypeError) { Ruzzy._fuzz(->(_) {}, "prog", false, nil, nil) }
   end
 
   def test_final_stats_are_on_unless_the_user_chose

@@ -20,9 +20,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rustc-link-lib=dylib=c");
     println!("cargo:rerun-if-changed=src/sanitizer_callbacks.c");
     println!("cargo:rerun-if-changed=src/current_ec.c");
+    println!("cargo:rerun-if-changed=src/custom_mutator.c");
     cc::Build::new()
         .file("src/sanitizer_callbacks.c")
         .file("src/current_ec.c")
+        .file("src/custom_mutator.c")
         .warnings(true)
         .compile("ruzzy_c_helpers");
     Ok(())

@@ -39,6 +39,15 @@ module Ruzzy
       $stderr.flush
     end
 
+    # The custom +name+ (mutator, crossover) +what+ (raised, returned a
+    # non-String) +value+: a harness bug, not a finding.
+    def report_harness_error(name, what, value)
+      detail = value.is_a?(Exception) ? describe_exception(value) : "#{safe_inspect(value)} (#{value.class})\n"
+      $stderr.write("==#{Process.pid}== ERROR: ruzzy: the custom #{name} #{what}; " \
+                    "it must return the new input as a String.\n#{detail}")
+      $stderr.flush
+    end
+
     def describe_exception(error)
       unless error.is_a?(Exception)
         return +"==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \

@@ -10,7 +10,7 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
-use crate::{callback, engine, signals, target_state};
+use crate::{callback, custom_mutator, engine, signals, target_state};
 use magnus::{
     prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
     RString, Ruby, Value,
@@ -28,7 +28,14 @@ pub fn engine_description() -> String {
 
 /// `Ruzzy._fuzz(target, args)`. Returns libFuzzer's status in the rare
 /// cases where the driver returns (for example `-help=1`).
-pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<i64, Error> {
+pub fn fuzz(
+    ruby: &Ruby,
+    target: Value,
+    args: RArray,
+    ignoring: bool,
+    mutator: Value,
+    crossover: Value,
+) -> Result<i64, Error> {
     if !target.respond_to("call", true)? {
         return Err(ruzzy_error(
             ruby,
@@ -49,9 +56,21 @@ pub fn fuzz(ruby: &Ruby, target: Value, args: RArray, ignoring: bool) -> Result<
         )?);
     }
 
+    let engine = engine::get();
+    let customised = !mutator.is_nil() || !crossover.is_nil();
+    if customised && matches!(engine.origin, engine::Origin::Preloaded { .. }) {
+        STARTED.store(false, Ordering::SeqCst);
+        return Err(ruzzy_error(
+            ruby,
+            "InvalidArgumentsError",
+            "custom mutators and crossover need ruzzy's bundled libFuzzer; they are not supported \
+             with a preloaded libFuzzer (a sanitizer preload)"
+                .to_owned(),
+        )?);
+    }
+    custom_mutator::register(mutator.as_raw(), crossover.as_raw());
     callback::install_target(target.as_raw(), ignoring);
     target_state::configure(timeout_secs(&argv));
-    let engine = engine::get();
     let _ = writeln!(std::io::stderr(), "{}", engine.describe());
     if let Some(mismatch) = &engine.mismatch {
         let _ = writeln!(

@@ -59,6 +59,36 @@ pub fn bad_return(value: VALUE) -> ! {
     unsafe { libc::_exit(EXIT_USAGE) }
 }
 
+/// A custom mutator or crossover (`name`) `what`ed `value` (raised it, or
+/// returned it instead of a String): a harness bug, reported like a bad
+/// return value of the target.
+pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
+    crate::target_state::mark_reported();
+    let reported = rb::protect(|| {
+        // SAFETY: we hold the GVL; Strings are created from Rust strings;
+        // three arguments.
+        unsafe {
+            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
+            let args = [
+                rb_sys::rb_utf8_str_new(name.as_ptr().cast(), name.len() as _),
+                rb_sys::rb_utf8_str_new(what.as_ptr().cast(), what.len() as _),
+                value,
+            ];
+            rb_sys::rb_funcallv(
+                finding,
+                rb::intern(c"report_harness_error"),
+                3,
+                args.as_ptr(),
+            )
+        }
+    });
+    if reported.is_err() {
+        fallback("report_harness_error");
+    }
+    // SAFETY: see bad_return.
+    unsafe { libc::_exit(EXIT_USAGE) }
+}
+
 /// A Rust panic inside ruzzy itself. The input is still saved.
 pub fn internal_panic() -> ! {
     let _ = writeln!(

@@ -14,6 +14,7 @@
 //! - [`target_state`]: whether the target runs, for signal handlers;
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
 //!   [`compare_sites`] (one PC per Ruby call site);
+//! - [`custom_mutator`]: mutators and crossover written in Ruby;
 //! - [`fuzzed_data_provider`]: typed values from an input, over
 //!   [`data_provider`] (LLVM's byte-splitting rules);
 //! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
@@ -29,6 +30,7 @@ mod callback;
 mod compare_hooks;
 mod compare_sites;
 mod coverage_hook;
+mod custom_mutator;
 mod data_provider;
 mod driver;
 mod engine;
@@ -65,7 +67,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
     let ruzzy = ruby.define_module("Ruzzy")?;
-    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 3))?;
+    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
+    ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     compare_hooks::define(ruzzy)?;

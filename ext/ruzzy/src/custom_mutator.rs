@@ -1,0 +1,165 @@
+//! Custom mutators and crossover written in Ruby (`Ruzzy.fuzz(target,
+//! mutator:, crossover:)`), and libFuzzer's own mutator for them
+//! (`Ruzzy.mutate`).
+//!
+//! libFuzzer calls `LLVMFuzzerCustomMutator(data, size, max_size, seed)`
+//! (`custom_mutator.c`), which calls the Ruby mutator with
+//! `(data, max_size, seed)` and copies the String it returns back into
+//! libFuzzer's buffer (truncated to `max_size`). Crossover likewise with
+//! `(data1, data2, max_size, seed)`. Only the bundled libFuzzer is wired to
+//! these hooks; with a preloaded one `Ruzzy.fuzz` refuses them.
+//!
+//! A mutator that raises or returns something other than a String is a
+//! harness bug: it is reported and the process exits with status 2, like
+//! a fuzz target that returns an odd value.
+//!
+//! Invariants: the callables are GC-registered globals set once before the
+//! driver starts; every Ruby call runs under `rb_protect`.
+
+use crate::rb;
+use magnus::{Error, RString, Ruby};
+use rb_sys::VALUE;
+use std::ffi::{c_char, c_int, c_long};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+static MUTATOR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// Set while libFuzzer runs in this process (LLVMFuzzerMutate is usable).
+static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
+
+extern "C" {
+    fn LLVMFuzzerMutate(data: *mut u8, size: usize, max_size: usize) -> usize;
+    fn ruzzy_link_custom_mutator();
+}
+
+/// Records the Ruby callables (nil for none). Called once, with the GVL.
+pub fn register(mutator: VALUE, crossover: VALUE) {
+    // SAFETY: an empty C function; calling it keeps custom_mutator.c linked.
+    unsafe { ruzzy_link_custom_mutator() };
+    for (slot, value) in [(&MUTATOR, mutator), (&CROSSOVER, crossover)] {
+        slot.store(value as usize, Ordering::Relaxed);
+        // SAFETY: a static slot with the layout of VALUE, registered once.
+        unsafe { rb_sys::rb_gc_register_address(slot.as_ptr() as *mut VALUE) };
+    }
+    DRIVER_RUNNING.store(true, Ordering::Relaxed);
+}
+
+fn is_set(slot: &AtomicUsize) -> bool {
+    slot.load(Ordering::Relaxed) as VALUE != rb::QNIL
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_wants_custom_mutator() -> c_int {
+    c_int::from(is_set(&MUTATOR))
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
+    c_int::from(is_set(&CROSSOVER))
+}
+
+/// Calls `callable.call(*args)` and copies the String it returns into
+/// `out` (at most `max` bytes). Returns the new size.
+fn call_into(
+    callable: &AtomicUsize,
+    name: &str,
+    args: &[VALUE],
+    out: *mut u8,
+    max: usize,
+) -> usize {
+    let result = rb::protect(|| {
+        // SAFETY: a live, GC-registered callable; `args` are live VALUEs on
+        // this stack frame.
+        unsafe {
+            rb_sys::rb_funcallv(
+                callable.load(Ordering::Relaxed) as VALUE,
+                rb::intern(c"call"),
+                args.len() as c_int,
+                args.as_ptr(),
+            )
+        }
+    });
+    match result {
+        // SAFETY: `value` is alive until Ruby code runs again; the bytes are
+        // copied before that.
+        Ok(value) => match unsafe { crate::location::string_bytes(value) } {
+            Some(bytes) => {
+                let len = bytes.len().min(max);
+                // SAFETY: libFuzzer's buffer has room for `max` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, len) };
+                len
+            }
+            None => crate::finding::harness_error(name, "returned a non-String", value),
+        },
+        Err(error) => crate::finding::harness_error(name, "raised", error),
+    }
+}
+
+fn binary(data: *const u8, size: usize) -> VALUE {
+    // SAFETY: libFuzzer's buffer holds `size` bytes; rb_str_new copies them.
+    unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) }
+}
+
+fn integer(value: usize) -> VALUE {
+    // SAFETY: converts a C integer to a Ruby Integer; no Ruby code runs.
+    unsafe { rb_sys::rb_ull2inum(value as u64) }
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_custom_mutator(
+    data: *mut u8,
+    size: usize,
+    max_size: usize,
+    seed: u32,
+) -> usize {
+    if !is_set(&MUTATOR) {
+        // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
+        return unsafe { LLVMFuzzerMutate(data, size, max_size) };
+    }
+    let args = [
+        binary(data, size),
+        integer(max_size),
+        integer(seed as usize),
+    ];
+    call_into(&MUTATOR, "mutator", &args, data, max_size)
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_custom_crossover(
+    data1: *const u8,
+    size1: usize,
+    data2: *const u8,
+    size2: usize,
+    out: *mut u8,
+    max_out_size: usize,
+    seed: u32,
+) -> usize {
+    if !is_set(&CROSSOVER) {
+        return 0;
+    }
+    let args = [
+        binary(data1, size1),
+        binary(data2, size2),
+        integer(max_out_size),
+        integer(seed as usize),
+    ];
+    call_into(&CROSSOVER, "crossover", &args, out, max_out_size)
+}
+
+/// `Ruzzy._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
+pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<RString, Error> {
+    if !DRIVER_RUNNING.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
+        return Err(Error::new(
+            ruby.exception_runtime_error(),
+            "Ruzzy.mutate works only inside a custom mutator, while Ruzzy.fuzz runs",
+        ));
+    }
+    // SAFETY: copied at once, before any Ruby code runs.
+    let mut buffer = unsafe { data.as_slice() }.to_vec();
+    let size = buffer.len();
+    buffer.resize(size.max(max_size).max(1), 0);
+    // SAFETY: `buffer` has room for max(size, max_size) bytes.
+    let new_size = unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size.max(1)) };
+    buffer.truncate(new_size);
+    Ok(ruby.str_from_slice(&buffer))
+}
