@@ -21,7 +21,7 @@ Gem::Specification.new do |spec|
     "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.md", "examples/**/*"
-  ]
+  ].reject { |path| path.include?("/build/") || File.directory?(path) }
   spec.bindir = "exe"
   spec.executables = ["ruzzy"]
   spec.require_paths = ["lib"]

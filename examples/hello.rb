@@ -9,17 +9,7 @@
 
 require "ruzzy"
 
-# A tiny "parser" with a bug hidden behind three checks.
-module Hello
-  def self.parse(data)
-    return :empty if data.empty?
-    return :no_magic unless data.getbyte(0) == 0x46 # "F"
-    return :no_version unless data.getbyte(1) == 0x55 # "U"
-    raise "Hello.parse: the FUZ record is not implemented" if data.getbyte(2) == 0x5a # "Z"
-
-    :ok
-  end
-end
+require_relative "lib/hello"
 
 # The target returns nil (keep going); any exception it raises is a finding.
 Ruzzy.fuzz(lambda do |data|

@@ -4,6 +4,9 @@ require_relative "version"
 require_relative "sanitizers"
 require_relative "expected_exceptions"
 require_relative "command_line"
+require_relative "fuzz_test"
+require_relative "ci"
+require_relative "oss_fuzz"
 require "rbconfig"
 
 module Ruzzy
@@ -18,11 +21,16 @@ module Ruzzy
     USAGE = <<~TEXT
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
+             ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
+             ruzzy ci [--seconds=N] [PATH...]
+             ruzzy oss-fuzz-build HARNESS.rb --out=DIR [-I DIR]... [--sanitizer=NAME]
 
       Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs
       libFuzzer on it. Everything after HARNESS.rb goes to the harness as ARGV
       and, through Ruzzy::DEFAULT_ARGS, to libFuzzer. `ruzzy dummy` fuzzes
       ruzzy's bundled C extension under AddressSanitizer (an installation check).
+      `ruzzy run-test` fuzzes one fuzz_test of a Minitest or RSpec file, writing
+      into its corpus directory; `ruzzy ci` fuzzes all of them (ruzzy ci --help).
 
       Options (before HARNESS.rb):
         --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
@@ -30,6 +38,7 @@ module Ruzzy
         --include=PATTERN  instrument only matching paths (repeatable)
         --exclude=PATTERN  do not instrument matching paths (repeatable)
         --map-size=N       number of edge counters (default 16384)
+        -I DIRECTORY       add DIRECTORY to the load path (like ruby -I)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
         --no-compare-hooks do not report comparisons to libFuzzer
         --ignore=CLASS[:/REGEXP/]
@@ -80,9 +89,15 @@ module Ruzzy
       harness, harness_args = parse
       return EXIT_OK unless harness
 
-      @sanitizer ||= "address" if dummy?(harness)
+      return CI.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "ci")
+      return OssFuzz.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "oss-fuzz-build")
+
+      @sanitizer ||= "address" if subcommand?(harness, "dummy")
       preload_sanitizer if @sanitizer
-      dummy?(harness) ? run_dummy(harness_args) : run_harness(harness, harness_args)
+      return run_dummy(harness_args) if subcommand?(harness, "dummy")
+      return run_test(harness_args) if subcommand?(harness, "run-test")
+
+      run_harness(harness, harness_args)
     rescue UsageError, Ruzzy::Error => e
       @err.puts "ruzzy: #{e.message}"
       @err.puts "Run `ruzzy --help` for usage."
@@ -120,6 +135,8 @@ module Ruzzy
       when "--no-compare-hooks" then ENV["RUZZY_COMPARE_HOOKS"] = "0"
       when /\A--ignore=(.+)\z/ then @ignore << ExpectedExceptions.from_command_line(Regexp.last_match(1))
       when /\A--sanitizer=(.*)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
+      when /\A-I(.+)\z/ then $LOAD_PATH.unshift(File.expand_path(Regexp.last_match(1)))
+      when "-I" then $LOAD_PATH.unshift(File.expand_path(@argv.shift || raise(UsageError, "-I needs a directory")))
       else raise UsageError, "unknown option #{arg}"
       end
     end
@@ -130,8 +147,17 @@ module Ruzzy
       raise UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
     end
 
-    def dummy?(harness)
-      harness == "dummy" && !File.exist?(harness)
+    # Whether +harness+ is the subcommand +name+ (a file of that name wins).
+    def subcommand?(harness, name)
+      harness == name && !File.exist?(harness)
+    end
+
+    def run_test(args)
+      file, name, *flags = args
+      raise UsageError, "run-test needs a test file and the name of a fuzz test" unless file && name
+
+      ENV[FuzzTest::ENV_FUZZ] = name
+      run_harness(file, flags)
     end
 
     # Re-executes this command with the sanitizer preload in LD_PRELOAD,
@@ -172,8 +198,13 @@ module Ruzzy
       end
       return EXIT_OK if Ruzzy.fuzz_called?
 
-      @err.puts "ruzzy: #{harness} finished without calling Ruzzy.fuzz; " \
-                "a harness ends with Ruzzy.fuzz(->(data) { ... })"
+      wanted = ENV.fetch(FuzzTest::ENV_FUZZ, "")
+      if wanted.empty?
+        @err.puts "ruzzy: #{harness} finished without calling Ruzzy.fuzz; " \
+                  "a harness ends with Ruzzy.fuzz(->(data) { ... })"
+      else
+        @err.puts "ruzzy: no fuzz test named #{wanted.inspect} in #{harness}"
+      end
       EXIT_USAGE
     end
 

@@ -47,8 +47,7 @@ module Ruzzy
       self.class.new(to_specs + other.to_specs)
     end
 
-    protected
-
+    # The entries as ignore: specs.
     def to_specs
       @entries.map { |entry| [entry.klass, entry.pattern] }
     end

@@ -12,6 +12,9 @@ module Ruzzy
     # Frames of the token that identifies a finding.
     DEDUP_FRAMES = 3
 
+    # ruzzy's own Ruby files (left out of reports).
+    OWN_FILES = "#{File.expand_path("..", __dir__)}/".freeze
+
     module_function
 
     # The fuzz target raised +error+ on +input+. libFuzzer writes the crash
@@ -91,10 +94,11 @@ module Ruzzy
 
     # The frames of +backtrace+ above the fuzzing machinery: everything from
     # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
-    # every finding, and is left out.
+    # every finding, and is left out, as are ruzzy's own frames (the fuzz
+    # test wrapper).
     def target_frames(backtrace)
       cut = backtrace.index { |frame| frame.end_with?("in `_fuzz'") }
-      cut ? backtrace.first(cut) : backtrace
+      (cut ? backtrace.first(cut) : backtrace).reject { |frame| frame.start_with?(OWN_FILES) }
     end
 
     # +error+ and its causes, outermost first, without cycles.

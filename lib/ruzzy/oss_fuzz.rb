@@ -1,0 +1,142 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require "rbconfig"
+require "shellwords"
+
+module Ruzzy
+  # `ruzzy oss-fuzz-build`: turns a harness into what OSS-Fuzz and
+  # ClusterFuzzLite run, an executable fuzz target in $OUT.
+  #
+  #   ruzzy oss-fuzz-build fuzz_parser.rb --out=$OUT -I lib --sanitizer=address
+  #
+  # writes $OUT/fuzz_parser (a launcher) and copies, in $OUT/fuzz_parser.src/,
+  # the harness's directory (or --root=DIR, so require_relative keeps
+  # working) and the -I directories. The launcher runs the
+  # harness with the ruzzy command, the Ruby and gem directories of the
+  # build, the sanitizer preload, and whatever libFuzzer flags the platform
+  # passes. With --copy-gems the installed gems are copied into $OUT too, for
+  # runners that do not have the build's gem directory.
+  class OssFuzz
+    USAGE = <<~TEXT
+      Usage: ruzzy oss-fuzz-build HARNESS.rb --out=DIR [-I DIR]... [--root=DIR]
+                                  [--sanitizer=NAME] [--name=NAME] [--copy-gems]
+    TEXT
+
+    def initialize(argv, out:, err:)
+      @argv = argv.dup
+      @out = out
+      @err = err
+      @includes = []
+      @sanitizer = nil
+      @copy_gems = false
+    end
+
+    def run
+      harness = parse
+      return 0 unless harness
+
+      build(harness)
+      0
+    end
+
+    private
+
+    def parse
+      harness = nil
+      until @argv.empty?
+        case (arg = @argv.shift)
+        when "-h", "--help" then @out.write(USAGE)
+                                 return nil
+        when /\A--out=(.+)\z/ then @dir = File.expand_path(Regexp.last_match(1))
+        when /\A--name=(.+)\z/ then @name = Regexp.last_match(1)
+        when /\A--root=(.+)\z/ then @root = Regexp.last_match(1)
+        when /\A--sanitizer=(.+)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
+        when "--copy-gems" then @copy_gems = true
+        when "-I" then @includes << (@argv.shift || raise(CLI::UsageError, "-I needs a directory"))
+        when /\A-I(.+)\z/ then @includes << Regexp.last_match(1)
+        when /\A-/ then raise CLI::UsageError, "oss-fuzz-build: unknown option #{arg}"
+        else harness = arg
+        end
+      end
+      check(harness)
+    end
+
+    def check(harness)
+      raise CLI::UsageError, "oss-fuzz-build needs a harness" unless harness
+      raise CLI::UsageError, "oss-fuzz-build: no such harness file: #{harness}" unless File.file?(harness)
+      raise CLI::UsageError, "oss-fuzz-build needs --out=DIR (the platform's $OUT)" unless @dir
+
+      @includes.each do |dir|
+        raise CLI::UsageError, "oss-fuzz-build: no such directory: #{dir}" unless File.directory?(dir)
+      end
+      Sanitizers.path!(@sanitizer) if @sanitizer
+      harness
+    end
+
+    def build(harness)
+      name = @name || File.basename(harness, ".rb")
+      root = File.expand_path(@root || File.dirname(harness))
+      source = File.join(@dir, "#{name}.src")
+      FileUtils.rm_rf(source)
+      FileUtils.mkdir_p(source)
+      FileUtils.cp_r("#{root}/.", source)
+      includes = @includes.each_with_index.map { |dir, index| include_path(dir, index, root, source) }
+      harness_path = relative_to(File.expand_path(harness), root) || copy_outside(harness, source)
+      gem_path = @copy_gems ? copy_gems(name) : nil
+      launcher = File.join(@dir, name)
+      File.write(launcher, script(name, harness_path, includes, gem_path))
+      File.chmod(0o755, launcher)
+      @out.puts "ruzzy oss-fuzz-build: wrote #{launcher}"
+    end
+
+    # +path+ relative to +root+, or nil when it is outside.
+    def relative_to(path, root)
+      path.start_with?("#{root}/") ? path.delete_prefix("#{root}/") : nil
+    end
+
+    def copy_outside(file, source)
+      FileUtils.cp(file, source)
+      File.basename(file)
+    end
+
+    # Where -I directory +dir+ is inside the copy (copied in if outside root).
+    def include_path(dir, index, root, source)
+      inside = relative_to(File.expand_path(dir), root)
+      return inside if inside
+
+      target = File.join(".deps", index.to_s)
+      FileUtils.mkdir_p(File.join(source, target))
+      FileUtils.cp_r("#{dir}/.", File.join(source, target))
+      target
+    end
+
+    def copy_gems(name)
+      target = File.join(@dir, "#{name}.gems")
+      FileUtils.rm_rf(target)
+      FileUtils.mkdir_p(target)
+      Gem.path.select { |dir| File.directory?(dir) }.each { |dir| FileUtils.cp_r("#{dir}/.", target) }
+      target
+    end
+
+    def script(name, harness, includes, copied_gems)
+      options = @sanitizer ? ["--sanitizer=#{@sanitizer}"] : []
+      gem_path = copied_gems ? "$here/#{File.basename(copied_gems)}" : Gem.path.join(":")
+      spec = Gem::Specification.find_by_name("ruzzy")
+      exe = if copied_gems
+              "\"$here/#{File.basename(copied_gems)}/gems/#{spec.full_name}/exe/ruzzy\""
+            else
+              spec.bin_file("ruzzy").shellescape
+            end
+      <<~SH
+        #!/bin/sh
+        # Generated by `ruzzy oss-fuzz-build`: runs #{name}.rb with ruzzy and the
+        # libFuzzer flags this script is given.
+        here=$(cd "$(dirname "$0")" && pwd)
+        source="$here/#{name}.src"
+        export GEM_PATH="#{gem_path}"
+        exec #{RbConfig.ruby.shellescape} #{exe} #{options.join(" ")} #{includes.map { |dir| "-I \"$source/#{dir}\"" }.join(" ")} "$source/#{harness}" "$@"
+      SH
+    end
+  end
+end
