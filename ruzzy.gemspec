@@ -20,7 +20,7 @@ Gem::Specification.new do |spec|
     "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
     "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
-    "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.md", "examples/**/*"
+    "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.{md,png}", "examples/**/*"
   ].reject { |path| path.include?("/build/") || File.directory?(path) }
   spec.bindir = "exe"
   spec.executables = ["ruzzy"]

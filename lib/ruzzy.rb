@@ -88,6 +88,7 @@ module Ruzzy
 
     argv = libfuzzer_args(args)
     @expected_exceptions = ExpectedExceptions.new(ignore) + command_line_ignore
+    throw(:ruzzy_capture_target, Capture.new(test_one_input, @expected_exceptions)) if @capturing
     @libfuzzer_argv = argv
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
     CompareHooks.install if compare_hooks
@@ -145,6 +146,22 @@ module Ruzzy
   # for an input whose SHA-1 is +sha1+.
   def artifact_path(kind, sha1)
     CommandLine.artifact_path(@libfuzzer_argv || DEFAULT_ARGS, kind, sha1)
+  end
+
+  # A fuzz target taken instead of fuzzed (see Ruzzy.capture_target).
+  Capture = Struct.new(:target, :expected)
+
+  # Runs the block (which loads a harness); the harness's Ruzzy.fuzz call
+  # hands its target over instead of fuzzing. Returns a Capture, or nil when
+  # the block never called Ruzzy.fuzz. Used by `ruzzy cov`.
+  def capture_target
+    @capturing = true
+    catch(:ruzzy_capture_target) do
+      yield
+      nil
+    end
+  ensure
+    @capturing = false
   end
 
   # Whether Ruzzy.fuzz has been called in this process.

@@ -7,6 +7,7 @@ require_relative "command_line"
 require_relative "fuzz_test"
 require_relative "ci"
 require_relative "oss_fuzz"
+require_relative "cov"
 require "rbconfig"
 
 module Ruzzy
@@ -24,6 +25,7 @@ module Ruzzy
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
              ruzzy ci [--seconds=N] [PATH...]
              ruzzy oss-fuzz-build HARNESS.rb --out=DIR [-I DIR]... [--sanitizer=NAME]
+             ruzzy cov [-o REPORT_DIR] HARNESS.rb CORPUS...
 
       Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs
       libFuzzer on it. Everything after HARNESS.rb goes to the harness as ARGV
@@ -91,6 +93,8 @@ module Ruzzy
 
       return CI.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "ci")
       return OssFuzz.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "oss-fuzz-build")
+      return Cov::Command.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "cov")
+      return replay_for_coverage(harness_args) if subcommand?(harness, "cov-replay")
 
       @sanitizer ||= "address" if subcommand?(harness, "dummy")
       preload_sanitizer if @sanitizer
@@ -150,6 +154,19 @@ module Ruzzy
     # Whether +harness+ is the subcommand +name+ (a file of that name wins).
     def subcommand?(harness, name)
       harness == name && !File.exist?(harness)
+    end
+
+    # The child side of `ruzzy cov` (internal): HARNESS INPUT_LIST STATUS DUMP FILTER_JSON.
+    def replay_for_coverage(args)
+      harness, list, status, dump, filter = args
+      require "json"
+      require "ruzzy"
+      require_relative "cov/replayer"
+      $PROGRAM_NAME = harness
+      ARGV.clear
+      inputs = File.readlines(list, chomp: true).map { |line| line.split("\t", 2).then { |i, p| [Integer(i), p] } }
+      Cov::Replayer.new(harness: File.expand_path(harness), inputs:, status:, dump:,
+                        filter: Cov.filter(JSON.parse(filter))).run
     end
 
     def run_test(args)
