@@ -73,6 +73,13 @@ module Ruzzy
       paths.select { |path| File.file?(path) }
     end
 
+    # The inputs to replay as examples: each corpus file, or nil (the empty
+    # input) when there is none yet.
+    def replay_cases(definition)
+      inputs = inputs(definition)
+      inputs.empty? ? [nil] : inputs
+    end
+
     # Runs the block on the input in +path+ (nil: the empty input), in the
     # context of +receiver+ (the test, so its assertions work). An expected
     # exception passes; any other is re-raised as InputFailure naming the file.

@@ -27,8 +27,7 @@ module Ruzzy
                                           receiver: -> { new("fuzz_#{FuzzTest.slug(name)}") }, &block)
       return unless definition
 
-      inputs = FuzzTest.inputs(definition)
-      (inputs.empty? ? [nil] : inputs).each do |path|
+      FuzzTest.replay_cases(definition).each do |path|
         label = path ? File.basename(path).gsub(/[^A-Za-z0-9]+/, "_") : "empty_input"
         define_method("test_fuzz_#{definition.slug}__#{label}") { FuzzTest.replay(definition, path, self) }
       end

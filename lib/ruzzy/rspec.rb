@@ -25,8 +25,7 @@ module Ruzzy
                                           receiver: -> { new }, &block)
       return unless definition
 
-      inputs = FuzzTest.inputs(definition)
-      (inputs.empty? ? [nil] : inputs).each do |path|
+      FuzzTest.replay_cases(definition).each do |path|
         it("#{name} with #{path ? File.basename(path) : "the empty input"}") do
           FuzzTest.replay(definition, path, self)
         end
