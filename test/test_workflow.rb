@@ -148,4 +148,36 @@ class TestWorkflow < Minitest::Test
       assert_equal 1, artifacts(dir).size
     end
   end
+
+  def test_no_memory_error_is_a_finding
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise NoMemoryError, 'simulated' if data.bytesize > 2 })")
+      result = ruzzy("harness.rb", "-seed=1", chdir: dir)
+      assert_exit 77, result
+      assert_match(/^NoMemoryError: simulated$/, result.stderr)
+    end
+  end
+
+  def test_exceptions_in_threads_the_target_starts_are_not_findings
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Thread.report_on_exception = false
+        Ruzzy.fuzz(lambda do |data|
+          Thread.new { raise "in a thread" } if data.bytesize == 3
+          nil
+        end)
+      RUBY
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+      assert_exit 0, result
+      assert_empty artifacts(dir)
+    end
+  end
+
+  def test_at_exit_blocks_of_the_harness_do_not_run
+    in_tmpdir do |dir|
+      write_harness(dir, "at_exit { File.write('ran', 'yes') }\nRuzzy.fuzz(->(_) {})")
+      assert_exit 0, ruzzy("harness.rb", "-runs=10", chdir: dir)
+      refute File.exist?(File.join(dir, "ran")), "libFuzzer ends the process with exit(); Ruby's at_exit does not run"
+    end
+  end
 end
