@@ -48,6 +48,7 @@ class TestCompareHooks < Minitest::Test
   { "magic_string" => "magic string", "case_when" => "magic word", "chained_bytes" => "six bytes",
     "magic_integer" => "magic integer" }.each do |name, message|
     define_method("test_solves_#{name}") do
+      search_test!
       in_tmpdir do |dir|
         result = ruzzy(File.join(SOLVE, "#{name}.rb"), "-seed=1", "-runs=#{runs(3_000_000)}", chdir: dir)
         assert_exit 77, result

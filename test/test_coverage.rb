@@ -90,6 +90,7 @@ class TestCoverage < Minitest::Test
   end
 
   def test_nested_if_maze_is_solved
+    search_test!
     in_tmpdir do |dir|
       result = ruzzy(File.join(EXAMPLES, "maze.rb"), "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
       assert_exit 77, result
@@ -99,6 +100,7 @@ class TestCoverage < Minitest::Test
   end
 
   def test_one_line_ternary_maze_is_solved_even_with_gc_compact
+    search_test!
     in_tmpdir do |dir|
       harness = File.read(File.join(EXAMPLES, "ternary_maze.rb"))
                     .sub("Ruzzy.fuzz(->(data) { TernaryMaze.walk(data) })", <<~RUBY)
@@ -134,6 +136,7 @@ class TestCoverage < Minitest::Test
   end
 
   def test_trace_runs_the_two_script_pattern
+    search_test!
     in_tmpdir do |dir|
       FileUtils.mkdir_p(File.join(dir, "fuzz"))
       FileUtils.cp(File.join(EXAMPLES, "maze.rb"), File.join(dir, "fuzz", "harness.rb"))

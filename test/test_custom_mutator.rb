@@ -25,6 +25,7 @@ class TestCustomMutator < Minitest::Test
   end
 
   def test_crossover_combines_corpus_inputs
+    search_test!
     in_tmpdir do |dir|
       corpus = File.join(dir, "corpus")
       FileUtils.mkdir_p(corpus)
@@ -42,6 +43,7 @@ class TestCustomMutator < Minitest::Test
   end
 
   def test_structured_example_finds_its_bug
+    search_test!
     in_tmpdir do |dir|
       result = ruzzy(File.join(EXAMPLES, "structured_json.rb"), "-seed=1", "-runs=#{runs(500_000)}", chdir: dir)
       assert_exit 77, result

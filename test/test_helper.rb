@@ -84,6 +84,13 @@ module RuzzyTestHelper
     File.file?(Ruzzy::Sanitizers.path("address")) && File.file?(Ruzzy::Sanitizers.path("undefined"))
   end
 
+  # Tests whose point is to find a bug within a search budget: under
+  # GC.stress (hundreds of times slower) they cannot, and they test the
+  # search, not the native boundary, so they are skipped there.
+  def search_test!
+    skip "a search-budget test; GC.stress runs check the native boundary only" if GC_STRESS
+  end
+
   # Runs under GC.stress are much slower; scale fuzzing budgets down.
   def runs(count)
     GC_STRESS ? [count / 50, 20].max : count

@@ -6,6 +6,7 @@ require_relative "test_helper"
 # platform's libFuzzer flags and still works when $OUT is moved elsewhere.
 class TestOssFuzz < Minitest::Test
   def test_built_target_runs_with_libfuzzer_flags_after_being_moved
+    search_test!
     in_tmpdir do |dir|
       out = File.join(dir, "out")
       build = ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), "--out=#{out}", "--copy-gems", chdir: dir)

@@ -39,6 +39,7 @@ class TestSanitizers < Minitest::Test
   end
 
   def test_realistic_extension_bug_is_found_and_reproduces_alone
+    search_test!
     in_tmpdir do |dir|
       FileUtils.cp_r(File.join(EXAMPLES, "record_decoder"), dir)
       example = File.join(dir, "record_decoder")

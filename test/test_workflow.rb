@@ -30,6 +30,7 @@ class TestWorkflow < Minitest::Test
   end
 
   def test_fork_mode_through_plain_ruby
+    search_test!
     in_tmpdir do |dir|
       write_harness(dir, BRANCHY)
       result = ruby("harness.rb", "-fork=1", "-seed=1", "-max_total_time=60", chdir: dir)
@@ -97,6 +98,7 @@ class TestWorkflow < Minitest::Test
   end
 
   def test_expected_exceptions_are_not_findings
+    search_test!
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)
         require "json"
