@@ -301,12 +301,25 @@ fn ordering(order: std::cmp::Ordering) -> VALUE {
     ((order as i64) << 1 | 1) as VALUE
 }
 
-fn op_from(code: u8) -> Op {
-    FAST_PATHS
-        .iter()
-        .map(|&(_, _, op)| op)
-        .find(|&op| op as u8 == code)
-        .unwrap_or(Op::IntEq)
+/// The op a hook was instantiated for (`OP` is a const generic, so this
+/// folds to a constant instead of searching a table on every comparison).
+const fn op_from(code: u8) -> Op {
+    match code {
+        c if c == Op::IntNe as u8 => Op::IntNe,
+        c if c == Op::IntLt as u8 => Op::IntLt,
+        c if c == Op::IntLe as u8 => Op::IntLe,
+        c if c == Op::IntGt as u8 => Op::IntGt,
+        c if c == Op::IntGe as u8 => Op::IntGe,
+        c if c == Op::IntCmp as u8 => Op::IntCmp,
+        c if c == Op::IntEql as u8 => Op::IntEql,
+        c if c == Op::IntEqq as u8 => Op::IntEqq,
+        c if c == Op::StrEq as u8 => Op::StrEq,
+        c if c == Op::StrNe as u8 => Op::StrNe,
+        c if c == Op::StrEql as u8 => Op::StrEql,
+        c if c == Op::StrEqq as u8 => Op::StrEqq,
+        c if c == Op::StrCmp as u8 => Op::StrCmp,
+        _ => Op::IntEq,
+    }
 }
 
 /// What Ruby's Integer method computes for two Fixnums.
@@ -326,7 +339,7 @@ unsafe extern "C" fn integer_compare<const OP: u8>(this: VALUE, other: VALUE) ->
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         // SAFETY: inside a C method call.
         compare_sites::cmp8(unsafe { compare_sites::caller() }, a, b);
-        let op = op_from(OP);
+        let op = const { op_from(OP) };
         if rb_sys::FIXNUM_P(this) && rb_sys::FIXNUM_P(other) && builtin(op) {
             return fixnum_result(op, a as i64, b as i64);
         }
@@ -360,7 +373,7 @@ unsafe extern "C" fn string_compare<const OP: u8>(this: VALUE, other: VALUE) -> 
     if let (Some(a), Some(b)) = (string_bytes(this), string_bytes(other)) {
         // SAFETY: inside a C method call.
         compare_sites::bytes(unsafe { compare_sites::caller() }, a, b);
-        let op = op_from(OP);
+        let op = const { op_from(OP) };
         if builtin(op) {
             // SAFETY: two Strings: rb_str_equal and rb_str_cmp compare
             // bytes and encodings in C, exactly as String#== and #<=> do
