@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
-# A maze on a single line: every step is the `else` arm of a one-line
-# ternary. Coverage keyed on (file, line) sees one line executed whatever the
-# input; ruzzy tells the arms apart, so each step is new coverage.
+# A maze on a single line: every step is one ternary, and every input runs
+# the same ternaries on the same line the same number of times. Coverage keyed
+# on (file, line) sees the same thing whatever the input; ruzzy tells the two
+# arms of each ternary apart, so each step taken is new coverage.
 #
 #   ruzzy examples/ternary_maze.rb -seed=1
 #
@@ -16,10 +17,10 @@ module TernaryMaze
     return if data.bytesize < 4
 
     b = data.bytes
-    # rubocop:disable Style/NestedTernaryOperator, Style/NegatedIfElseCondition, Metrics/BlockNesting -- the point
-    step = b[0] != 0x54 ? :a : b[1] != 0x45 ? :b : b[2] != 0x52 ? :c : b[3] != 0x4e ? :d : :exit
-    # rubocop:enable Style/NestedTernaryOperator, Style/NegatedIfElseCondition, Metrics/BlockNesting
-    raise "ternary maze solved" if step == :exit
+    # rubocop:disable Layout/LineLength, Style/Semicolon -- the point: one line
+    d = b[0] == 0x54 ? 1 : 0; d = d == 1 && b[1] == 0x45 ? 2 : d; d = d == 2 && b[2] == 0x52 ? 3 : d; d = d == 3 && b[3] == 0x4e ? 4 : d
+    # rubocop:enable Layout/LineLength, Style/Semicolon
+    raise "ternary maze solved" if d == 4
   end
 end
 

@@ -2,28 +2,28 @@
 //! makes GNU ld resolve libc's memcmp/strcmp before libFuzzer's interceptor
 //! object, which would otherwise be pulled in and refused in a shared object
 //! (`.preinit_array section is not allowed in DSO`). Also compiles the C
-//! helpers: sanitizer callbacks that must stay local to the extension, and
-//! access to the interpreter's thread-local execution context.
+//! helpers: sanitizer callbacks that must stay local to the extension.
+//!
+//! `ruby_layout` names the interpreter layout `interpreter_layout.rs` reads
+//! for the Ruby being built for: set only for versions whose headers were
+//! read (3.1; 3.3 and 3.4 share one), so any other Ruby gets the public API.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = rb_sys_env::activate()?;
-    // The interpreter layouts location.rs reads are those of Ruby 3.0-3.4.
-    println!("cargo:rustc-check-cfg=cfg(internal_layout)");
-    println!("cargo:rustc-check-cfg=cfg(ruby_caller_frame_words, values(\"7\", \"8\"))");
-    let version = env.ruby_major_minor();
-    if ((3, 0)..(3, 5)).contains(&version) {
-        println!("cargo:rustc-cfg=internal_layout");
-        // rb_control_frame_t gained jit_return in 3.1 and lost __bp__ in 3.2.
-        let words = if version == (3, 1) { "8" } else { "7" };
-        println!("cargo:rustc-cfg=ruby_caller_frame_words=\"{words}\"");
+    println!("cargo:rustc-check-cfg=cfg(ruby_layout, values(\"3.1\", \"3.3\"))");
+    let layout = match env.ruby_major_minor() {
+        (3, 1) => Some("3.1"),
+        (3, 3) | (3, 4) => Some("3.3"),
+        _ => None,
+    };
+    if let Some(layout) = layout {
+        println!("cargo:rustc-cfg=ruby_layout=\"{layout}\"");
     }
     println!("cargo:rustc-link-lib=dylib=c");
     println!("cargo:rerun-if-changed=src/sanitizer_callbacks.c");
-    println!("cargo:rerun-if-changed=src/current_ec.c");
     println!("cargo:rerun-if-changed=src/custom_mutator.c");
     cc::Build::new()
         .file("src/sanitizer_callbacks.c")
-        .file("src/current_ec.c")
         .file("src/custom_mutator.c")
         .warnings(true)
         .compile("ruzzy_c_helpers");

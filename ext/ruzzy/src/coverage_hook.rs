@@ -45,6 +45,7 @@ pub fn start(
     if COVERAGE.get().is_some() {
         return Ok(false);
     }
+    location::configure();
     let coverage = Coverage {
         map: EdgeMap::new(map_size),
         paths: PathRegistry::new(into_bytes(includes), into_bytes(excludes)),
@@ -69,6 +70,7 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     let hash = ruby.hash_new();
     hash.aset(ruby.to_symbol("map_size"), coverage.map.len())?;
     hash.aset(ruby.to_symbol("precise"), location::precise())?;
+    hash.aset(ruby.to_symbol("layout"), location::layout())?;
     let reached: Vec<usize> = (0..coverage.map.len())
         .filter(|&i| coverage.map.first_hit(i).is_some())
         .collect();

@@ -7,7 +7,8 @@
 //! - [`finding`]: reporting a finding before libFuzzer writes the artifact;
 //! - [`signals`]: giving libFuzzer the signals Ruby took at start-up;
 //! - [`coverage_hook`]: Ruby coverage events to edge counters, using
-//!   [`location`] (process-stable ids), [`iseq_cache`] (per-iseq memo),
+//!   [`location`] (process-stable ids, over [`interpreter_layout`], checked
+//!   by [`layout_probe`]), [`iseq_cache`] (per-iseq memo),
 //!   [`path_registry`] (include/exclude, path names) and [`sancov_8bit`]
 //!   (the counters and PC table);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
@@ -36,7 +37,9 @@ mod driver;
 mod engine;
 mod finding;
 mod fuzzed_data_provider;
+mod interpreter_layout;
 mod iseq_cache;
+mod layout_probe;
 mod location;
 mod path_registry;
 mod rb;
@@ -88,6 +91,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
         "_clear_counters",
         function!(coverage_hook::clear_counters, 0),
     )?;
+    ruzzy.define_module_function("_probe_iseq", function!(layout_probe::probe_iseq, 1))?;
+    ruzzy.define_module_function("_probe_caller", function!(layout_probe::probe_caller, 0))?;
     ruzzy.define_module_function(
         "_counter_location",
         function!(coverage_hook::counter_location, 1),

@@ -1,0 +1,344 @@
+//! The interpreter's private structures that precise locations read, one
+//! layout per Ruby minor version, each taken from that version's headers.
+//!
+//! | Ruby | headers read | differences that matter here |
+//! |---|---|---|
+//! | 3.1 | 3.1.2 `vm_core.h` (Debian 12 source) | `first_lineno` is a `VALUE`; the control frame has `__bp__` (8 words); `rb_thread_t` has no `nt` |
+//! | 3.3 | 3.3.8 `vm_core.h` (Debian sid source) | `first_lineno` is an `int`; 7-word control frame; `rb_thread_t.nt` before `ec` |
+//! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers) | as 3.3 for every field read here |
+//!
+//! Only the fields up to the last one read are declared; the rest of each
+//! struct is never touched. build.rs sets `ruby_layout` to `"3.1"` or
+//! `"3.3"` (for 3.3 and 3.4) from the Ruby being built for; any other
+//! version (3.0, 3.2, 3.5 previews, 4.0) compiles none of this and gets
+//! the public API. `location` checks the layout against the public API
+//! on the first event before trusting it, and `probe_iseq` lets the test
+//! suite compare every field read here with `RubyVM::InstructionSequence`.
+//!
+//! Invariants: no allocation, no lock; every pointer is checked for null
+//! (and the frame for being a Ruby frame) before it is followed.
+
+use rb_sys::VALUE;
+
+/// A frame's instruction sequence as located by the layout.
+pub struct Frame {
+    /// The source path String (the iseq's `pathobj`, or its first element).
+    pub path: VALUE,
+    /// The iseq body (malloc'd: never moved by GC compaction).
+    pub body: usize,
+    /// The instruction buffer (malloc'd).
+    pub encoded: usize,
+    /// Where the iseq's code starts: line and column.
+    pub beg_line: i32,
+    pub beg_column: i32,
+    /// The program counter's offset in the instruction buffer.
+    pub offset: u64,
+}
+
+/// What the layout reads from one iseq, for cross-checking in tests.
+pub struct IseqFields {
+    pub wrapper_matches: bool,
+    pub kind: u32,
+    pub iseq_size: u32,
+    pub path: VALUE,
+    pub label: VALUE,
+    pub base_label: VALUE,
+    pub first_lineno: i64,
+    pub node_id: i32,
+    pub code_location: [i32; 4],
+}
+
+/// The name of the layout compiled in, or None (public API only).
+pub const NAME: Option<&str> = if cfg!(ruby_layout = "3.1") {
+    Some("3.1")
+} else if cfg!(ruby_layout = "3.3") {
+    Some("3.3-3.4")
+} else {
+    None
+};
+
+#[cfg(any(ruby_layout = "3.1", ruby_layout = "3.3"))]
+// Fields that are never read still place the ones that are.
+#[allow(dead_code)]
+mod known {
+    use super::{Frame, IseqFields};
+    use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
+
+    /// `rb_trace_arg_t` (vm_core.h), same in 3.1 to 3.4.
+    #[repr(C)]
+    struct TraceArg {
+        event: u32,
+        ec: *const ExecutionContext,
+        cfp: *const ControlFrame,
+    }
+
+    /// `rb_control_frame_t`: pc, sp, iseq, self, ep, block_code, then
+    /// `__bp__` and `jit_return` (3.1) or `jit_return` (3.3, 3.4).
+    #[repr(C)]
+    struct ControlFrame {
+        pc: *const VALUE,
+        sp: *const VALUE,
+        iseq: *const Iseq,
+        self_: VALUE,
+        ep: *const VALUE,
+        block_code: *const u8,
+        #[cfg(ruby_layout = "3.1")]
+        bp: *const VALUE,
+        jit_return: *const u8,
+    }
+
+    /// `rb_execution_context_t`, leading fields (same in 3.1 to 3.4).
+    #[repr(C)]
+    struct ExecutionContext {
+        vm_stack: *const VALUE,
+        vm_stack_size: usize,
+        cfp: *const ControlFrame,
+    }
+
+    /// `rb_thread_t`, leading fields: `lt_node` (two pointers), self,
+    /// ractor, vm, (3.3+) nt, ec.
+    #[repr(C)]
+    struct Thread {
+        lt_node: [usize; 2],
+        self_: VALUE,
+        ractor: *const u8,
+        vm: *const u8,
+        #[cfg(ruby_layout = "3.3")]
+        nt: *const u8,
+        ec: *const ExecutionContext,
+    }
+
+    /// `rb_iseq_t` (`struct rb_iseq_struct`), leading fields.
+    #[repr(C)]
+    struct Iseq {
+        flags: VALUE,
+        wrapper: VALUE,
+        body: *const IseqBody,
+    }
+
+    /// `struct rb_iseq_constant_body` up to `location.code_location`.
+    /// `param` is 48 bytes in 3.1 to 3.4: a 4-byte flags bitfield, 7
+    /// ints, then the `opt_table` and `keyword` pointers.
+    #[repr(C)]
+    struct IseqBody {
+        kind: u32,
+        iseq_size: u32,
+        iseq_encoded: *const VALUE,
+        param: [u64; 6],
+        pathobj: VALUE,
+        base_label: VALUE,
+        label: VALUE,
+        #[cfg(ruby_layout = "3.1")]
+        first_lineno: VALUE,
+        #[cfg(ruby_layout = "3.3")]
+        first_lineno: i32,
+        node_id: i32,
+        beg_line: i32,
+        beg_column: i32,
+        end_line: i32,
+        end_column: i32,
+    }
+
+    /// `imemo_iseq` in `enum imemo_type` (internal/imemo.h), 3.1 to 3.4.
+    const IMEMO_ISEQ: VALUE = 7;
+    const IMEMO_MASK: VALUE = 0xf;
+    const IMEMO_SHIFT: u32 = 12;
+
+    impl IseqBody {
+        fn first_lineno(&self) -> Option<i64> {
+            #[cfg(ruby_layout = "3.1")]
+            {
+                if rb_sys::FIXNUM_P(self.first_lineno) {
+                    // SAFETY: checked to be a Fixnum.
+                    Some(unsafe { rb_sys::FIX2LONG(self.first_lineno) })
+                } else {
+                    None
+                }
+            }
+            #[cfg(ruby_layout = "3.3")]
+            {
+                Some(i64::from(self.first_lineno))
+            }
+        }
+
+        /// The path String of `pathobj` (a String, or [path, realpath]).
+        unsafe fn path(&self) -> VALUE {
+            // SAFETY (caller): the body belongs to a live iseq.
+            unsafe {
+                if rb_sys::RB_TYPE_P(self.pathobj, ruby_value_type::RUBY_T_ARRAY) {
+                    rb_sys::RARRAY_AREF(self.pathobj, 0)
+                } else {
+                    self.pathobj
+                }
+            }
+        }
+    }
+
+    /// The frame of a live control frame pointer, if it runs Ruby code
+    /// (its iseq slot holds an imemo_iseq and its pc lies inside it).
+    unsafe fn frame(cfp: *const ControlFrame, strict: bool) -> Option<Frame> {
+        // SAFETY (caller): `cfp` points into the VM stack of a live
+        // execution context; each pointer is checked before use.
+        unsafe {
+            if cfp.is_null() {
+                return None;
+            }
+            let iseq = (*cfp).iseq;
+            let pc = (*cfp).pc;
+            if iseq.is_null() || pc.is_null() || rb_sys::SPECIAL_CONST_P(iseq as VALUE) {
+                return None;
+            }
+            // A C method's frame holds a method entry (imemo_ment) there.
+            if strict
+                && (!rb_sys::RB_TYPE_P(iseq as VALUE, ruby_value_type::RUBY_T_IMEMO)
+                    || ((*iseq).flags >> IMEMO_SHIFT) & IMEMO_MASK != IMEMO_ISEQ)
+            {
+                return None;
+            }
+            let body = (*iseq).body;
+            if body.is_null() {
+                return None;
+            }
+            let encoded = (*body).iseq_encoded;
+            if strict && (pc < encoded || pc >= encoded.add((*body).iseq_size as usize)) {
+                return None;
+            }
+            Some(Frame {
+                path: (*body).path(),
+                body: body as usize,
+                encoded: encoded as usize,
+                beg_line: (*body).beg_line,
+                beg_column: (*body).beg_column,
+                offset: pc.offset_from(encoded) as u64,
+            })
+        }
+    }
+
+    /// The frame of a coverage event (always a Ruby frame).
+    #[inline(always)]
+    pub unsafe fn event_frame(arg: *mut rb_trace_arg_t) -> Option<Frame> {
+        // SAFETY (caller): `arg` is the live trace argument of a RAW_ARG
+        // hook; coverage events fire only from iseq code.
+        unsafe { frame((*(arg as *const TraceArg)).cfp, false) }
+    }
+
+    /// The running thread's execution context, found through the public
+    /// `rb_thread_current()` (Ruby 3.3 and later export no thread-local
+    /// for it) and checked: the thread struct must point back to itself.
+    #[inline(always)]
+    unsafe fn current_ec() -> *const ExecutionContext {
+        // SAFETY (caller): GVL held; a Thread object's typed data is its
+        // rb_thread_t.
+        unsafe {
+            let thread = rb_sys::rb_thread_current();
+            let th = rb_sys::RTYPEDDATA_GET_DATA(thread) as *const Thread;
+            if th.is_null() || (*th).self_ != thread {
+                return std::ptr::null();
+            }
+            (*th).ec
+        }
+    }
+
+    /// The Ruby frame that called the C method now running.
+    #[inline(always)]
+    pub unsafe fn caller_frame() -> Option<Frame> {
+        // SAFETY (caller): inside a C method call, so the current frame is
+        // its CFUNC frame and the one below it (the next higher address on
+        // the VM stack) belongs to its caller.
+        unsafe {
+            let ec = current_ec();
+            if ec.is_null() || (*ec).cfp.is_null() {
+                return None;
+            }
+            let caller = (*ec).cfp.add(1);
+            let stack_end = (*ec).vm_stack.add((*ec).vm_stack_size) as *const ControlFrame;
+            if caller >= stack_end {
+                return None;
+            }
+            frame(caller, true)
+        }
+    }
+
+    /// Cross-checks an event's frame with the public API.
+    pub unsafe fn agrees_with_public_api(arg: *mut rb_trace_arg_t) -> bool {
+        // SAFETY (caller): as for `event_frame`.
+        unsafe {
+            let Some(frame) = event_frame(arg) else {
+                return false;
+            };
+            let body = &*(frame.body as *const IseqBody);
+            let line = rb_sys::FIX2LONG(rb_sys::rb_tracearg_lineno(arg));
+            frame.path == rb_sys::rb_tracearg_path(arg)
+                && body.first_lineno().is_some_and(|first| first <= line)
+                && i64::from(body.beg_line) <= line
+                && line <= i64::from(body.end_line)
+                && frame.offset < u64::from(body.iseq_size)
+        }
+    }
+
+    /// Reads an iseq through the layout, starting from its
+    /// `RubyVM::InstructionSequence` wrapper.
+    pub unsafe fn probe_iseq(wrapper: VALUE) -> Option<IseqFields> {
+        // SAFETY (caller): `wrapper` is a live RubyVM::InstructionSequence,
+        // whose typed data is its rb_iseq_t.
+        unsafe {
+            let iseq = rb_sys::RTYPEDDATA_GET_DATA(wrapper) as *const Iseq;
+            if iseq.is_null() || (*iseq).body.is_null() {
+                return None;
+            }
+            let body = &*(*iseq).body;
+            Some(IseqFields {
+                wrapper_matches: (*iseq).wrapper == wrapper,
+                kind: body.kind,
+                iseq_size: body.iseq_size,
+                path: body.path(),
+                label: body.label,
+                base_label: body.base_label,
+                first_lineno: body.first_lineno()?,
+                node_id: body.node_id,
+                code_location: [
+                    body.beg_line,
+                    body.beg_column,
+                    body.end_line,
+                    body.end_column,
+                ],
+            })
+        }
+    }
+
+    /// Reads the caller's frame and returns (path, first line, column) of
+    /// its iseq, for cross-checking the thread, context and frame layouts.
+    pub unsafe fn probe_caller() -> Option<(VALUE, i32, i32)> {
+        // SAFETY (caller): inside a C method call.
+        unsafe { caller_frame().map(|frame| (frame.path, frame.beg_line, frame.beg_column)) }
+    }
+}
+
+#[cfg(not(any(ruby_layout = "3.1", ruby_layout = "3.3")))]
+mod known {
+    //! No layout for this Ruby: nothing is read.
+    use super::{Frame, IseqFields};
+    use rb_sys::{rb_trace_arg_t, VALUE};
+
+    pub unsafe fn event_frame(_arg: *mut rb_trace_arg_t) -> Option<Frame> {
+        None
+    }
+
+    pub unsafe fn caller_frame() -> Option<Frame> {
+        None
+    }
+
+    pub unsafe fn agrees_with_public_api(_arg: *mut rb_trace_arg_t) -> bool {
+        false
+    }
+
+    pub unsafe fn probe_iseq(_wrapper: VALUE) -> Option<IseqFields> {
+        None
+    }
+
+    pub unsafe fn probe_caller() -> Option<(VALUE, i32, i32)> {
+        None
+    }
+}
+
+pub use known::{agrees_with_public_api, caller_frame, event_frame, probe_caller, probe_iseq};
