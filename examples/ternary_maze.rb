@@ -17,9 +17,9 @@ module TernaryMaze
     return if data.bytesize < 4
 
     b = data.bytes
-    # rubocop:disable Layout/LineLength, Style/Semicolon -- the point: one line
+    # rubocop:disable Layout/LineLength, Style/Semicolon, Style/RedundantSelfAssignmentBranch -- the point: one line
     d = b[0] == 0x54 ? 1 : 0; d = d == 1 && b[1] == 0x45 ? 2 : d; d = d == 2 && b[2] == 0x52 ? 3 : d; d = d == 3 && b[3] == 0x4e ? 4 : d
-    # rubocop:enable Layout/LineLength, Style/Semicolon
+    # rubocop:enable Layout/LineLength, Style/Semicolon, Style/RedundantSelfAssignmentBranch
     raise "ternary maze solved" if d == 4
   end
 end

@@ -73,6 +73,18 @@ class TestApi < Minitest::Test
     refute_match(/_fuzz|in `fuzz'/, text)
   end
 
+  def test_finding_identity_is_the_same_for_every_ruby_backtrace_format
+    before34 = ["/x/hello.rb:9:in `parse'", "/x/h.rb:2:in `block in <top (required)>'", "/r/ruzzy.rb:3:in `_fuzz'"]
+    since34 = ["/x/hello.rb:9:in 'Hello.parse'", "/x/h.rb:2:in 'block in <top (required)>'",
+               "/r/ruzzy.rb:3:in 'Ruzzy._fuzz'"]
+    tokens = [before34, since34].map do |backtrace|
+      error = RuntimeError.new("x")
+      error.set_backtrace(backtrace)
+      Ruzzy::Finding.dedup_token(error)
+    end
+    assert_equal ["RuntimeError--hello.rb:parse--h.rb:<top>"] * 2, tokens
+  end
+
   def test_report_survives_a_broken_message_method
     error = RuntimeError.new("x")
     def error.message

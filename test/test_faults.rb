@@ -64,7 +64,7 @@ class TestFaults < Minitest::Test
       result = ruzzy("harness.rb", "-seed=1", "-timeout=2", "-dict=dict", chdir: write_dict(dir, "SLEEP"))
       assert_exit 70, result
       assert_match(/==ruzzy== the fuzz target ran past -timeout; Ruby backtrace/, result.stderr)
-      assert_match(/harness\.rb:\d+:in `slow_parse'/, result.stderr)
+      assert_match(/harness\.rb:\d+:#{label("slow_parse")}/, result.stderr)
       assert_match(/ERROR: libFuzzer: timeout after/, result.stderr)
       timeouts = artifacts(dir, "timeout-").map { |name| File.binread(File.join(dir, name)) }
       assert_equal ["SLEEP"], timeouts

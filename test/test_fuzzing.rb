@@ -23,7 +23,7 @@ class TestFuzzing < Minitest::Test
       assert_equal File.binread(File.join(dir, "last_input")), File.binread(File.join(dir, crashes.first))
       assert_match(/ERROR: ruzzy: uncaught Ruby exception in the fuzz target/, result.stderr)
       assert_match(/^ArgumentError: input too long: \d+ bytes$/, result.stderr)
-      assert_match(/^    from .*harness\.rb:\d+:in `block in <top \(required\)>'$/, result.stderr)
+      assert_match(/^    from .*harness\.rb:\d+:#{label("block in <top (required)>")}$/, result.stderr)
       assert_match(%r{Test unit written to \./crash-\h{40}}, result.stderr)
     end
   end

@@ -50,6 +50,12 @@ module RuzzyTestHelper
     path
   end
 
+  # Matches a backtrace frame's label on every Ruby: `name' (3.1, 3.3) or
+  # 'Owner#name' (3.4).
+  def label(name)
+    /in [`'](?:[A-Z][\w:]*[#.])?#{Regexp.escape(name)}'/
+  end
+
   def in_tmpdir(&)
     Dir.mktmpdir("ruzzy-test", &)
   end

@@ -8,7 +8,7 @@ require_relative "test_helper"
 # RUZZY_LOCATIONS=public) is tested for what it can and cannot do.
 class TestInterpreterLayout < Minitest::Test
   # The layout each supported Ruby must use.
-  LAYOUTS = { "3.1" => "3.1", "3.3" => "3.3-3.4", "3.4" => "3.3-3.4" }.freeze
+  LAYOUTS = { "3.1" => "3.1", "3.3" => "3.3", "3.4" => "3.4" }.freeze
   ISEQ_TYPES = %i[top method block class rescue ensure eval main plain].freeze
 
   SUBJECTS = <<~RUBY
@@ -27,7 +27,7 @@ class TestInterpreterLayout < Minitest::Test
   RUBY
 
   # Prints, for each iseq, what the layout reads and what the public API says.
-  PROBE = <<~RUBY
+  PROBE = <<~RUBY.freeze
     require "ruzzy"
     require "json"
     require_relative "subjects"

@@ -6,14 +6,15 @@
 //!
 //! `ruby_layout` names the interpreter layout `interpreter_layout.rs` reads
 //! for the Ruby being built for: set only for versions whose headers were
-//! read (3.1; 3.3 and 3.4 share one), so any other Ruby gets the public API.
+//! read (3.1, 3.3, 3.4), so any other Ruby gets the public API.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = rb_sys_env::activate()?;
-    println!("cargo:rustc-check-cfg=cfg(ruby_layout, values(\"3.1\", \"3.3\"))");
+    println!("cargo:rustc-check-cfg=cfg(ruby_layout, values(\"3.1\", \"3.3\", \"3.4\"))");
     let layout = match env.ruby_major_minor() {
         (3, 1) => Some("3.1"),
-        (3, 3) | (3, 4) => Some("3.3"),
+        (3, 3) => Some("3.3"),
+        (3, 4) => Some("3.4"),
         _ => None,
     };
     if let Some(layout) = layout {

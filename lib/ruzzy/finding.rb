@@ -75,10 +75,17 @@ module Ruzzy
       [error.class.name || "AnonymousException", *parts].join("--")
     end
 
+    # A backtrace label: `name' (Ruby 3.1, 3.3) or 'Owner#name' (3.4).
+    LABEL_QUOTES = /\A[`']|'\z/
+    # The owner Ruby 3.4 puts before a method name ("Hello.", "Kernel#").
+    LABEL_OWNER = /\A(?:[A-Z][\w:]*|#<[^>]*>)[#.]/
+    private_constant :LABEL_QUOTES, :LABEL_OWNER
+
+    # file:method of a frame, the same on every Ruby version.
     def normalize_frame(frame)
       path, label = frame.split(/:\d+:in /, 2)
-      label = label.to_s.delete_prefix("`").delete_suffix("'")
-      label = label.sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+      label = label.to_s.gsub(LABEL_QUOTES, "")
+      label = label.sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "").sub(LABEL_OWNER, "")
       label = "<top>" if ["<main>", "<top (required)>"].include?(label)
       "#{File.basename(path.to_s)}:#{label}"
     end
@@ -97,7 +104,7 @@ module Ruzzy
     # every finding, and is left out, as are ruzzy's own frames (the fuzz
     # test wrapper).
     def target_frames(backtrace)
-      cut = backtrace.index { |frame| frame.end_with?("in `_fuzz'") }
+      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy\.)?_fuzz'\z/) }
       (cut ? backtrace.first(cut) : backtrace).reject { |frame| frame.start_with?(OWN_FILES) }
     end
 

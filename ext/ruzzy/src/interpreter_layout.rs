@@ -5,11 +5,11 @@
 //! |---|---|---|
 //! | 3.1 | 3.1.2 `vm_core.h` (Debian 12 source) | `first_lineno` is a `VALUE`; the control frame has `__bp__` (8 words); `rb_thread_t` has no `nt` |
 //! | 3.3 | 3.3.8 `vm_core.h` (Debian sid source) | `first_lineno` is an `int`; 7-word control frame; `rb_thread_t.nt` before `ec` |
-//! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers) | as 3.3 for every field read here |
+//! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers), `iseq.c` | as 3.3 for every struct read while fuzzing; a `RubyVM::InstructionSequence` holds a pointer to its iseq (`TypedData_Make_Struct(..., rb_iseq_t *, ...)`) rather than being one |
 //!
 //! Only the fields up to the last one read are declared; the rest of each
-//! struct is never touched. build.rs sets `ruby_layout` to `"3.1"` or
-//! `"3.3"` (for 3.3 and 3.4) from the Ruby being built for; any other
+//! struct is never touched. build.rs sets `ruby_layout` to `"3.1"`, `"3.3"`
+//! or `"3.4"` from the Ruby being built for; any other
 //! version (3.0, 3.2, 3.5 previews, 4.0) compiles none of this and gets
 //! the public API. `location` checks the layout against the public API
 //! on the first event before trusting it, and `probe_iseq` lets the test
@@ -52,12 +52,14 @@ pub struct IseqFields {
 pub const NAME: Option<&str> = if cfg!(ruby_layout = "3.1") {
     Some("3.1")
 } else if cfg!(ruby_layout = "3.3") {
-    Some("3.3-3.4")
+    Some("3.3")
+} else if cfg!(ruby_layout = "3.4") {
+    Some("3.4")
 } else {
     None
 };
 
-#[cfg(any(ruby_layout = "3.1", ruby_layout = "3.3"))]
+#[cfg(any(ruby_layout = "3.1", ruby_layout = "3.3", ruby_layout = "3.4"))]
 // Fields that are never read still place the ones that are.
 #[allow(dead_code)]
 mod known {
@@ -103,7 +105,7 @@ mod known {
         self_: VALUE,
         ractor: *const u8,
         vm: *const u8,
-        #[cfg(ruby_layout = "3.3")]
+        #[cfg(any(ruby_layout = "3.3", ruby_layout = "3.4"))]
         nt: *const u8,
         ec: *const ExecutionContext,
     }
@@ -130,7 +132,7 @@ mod known {
         label: VALUE,
         #[cfg(ruby_layout = "3.1")]
         first_lineno: VALUE,
-        #[cfg(ruby_layout = "3.3")]
+        #[cfg(any(ruby_layout = "3.3", ruby_layout = "3.4"))]
         first_lineno: i32,
         node_id: i32,
         beg_line: i32,
@@ -155,7 +157,7 @@ mod known {
                     None
                 }
             }
-            #[cfg(ruby_layout = "3.3")]
+            #[cfg(any(ruby_layout = "3.3", ruby_layout = "3.4"))]
             {
                 Some(i64::from(self.first_lineno))
             }
@@ -280,9 +282,17 @@ mod known {
     /// `RubyVM::InstructionSequence` wrapper.
     pub unsafe fn probe_iseq(wrapper: VALUE) -> Option<IseqFields> {
         // SAFETY (caller): `wrapper` is a live RubyVM::InstructionSequence,
-        // whose typed data is its rb_iseq_t.
+        // whose typed data is its rb_iseq_t (3.1, 3.3) or a pointer to it
+        // (3.4).
         unsafe {
-            let iseq = rb_sys::RTYPEDDATA_GET_DATA(wrapper) as *const Iseq;
+            let data = rb_sys::RTYPEDDATA_GET_DATA(wrapper);
+            #[cfg(ruby_layout = "3.4")]
+            let data = if data.is_null() {
+                data
+            } else {
+                *(data as *const *mut std::ffi::c_void)
+            };
+            let iseq = data as *const Iseq;
             if iseq.is_null() || (*iseq).body.is_null() {
                 return None;
             }
@@ -314,7 +324,7 @@ mod known {
     }
 }
 
-#[cfg(not(any(ruby_layout = "3.1", ruby_layout = "3.3")))]
+#[cfg(not(any(ruby_layout = "3.1", ruby_layout = "3.3", ruby_layout = "3.4")))]
 mod known {
     //! No layout for this Ruby: nothing is read.
     use super::{Frame, IseqFields};
