@@ -27,4 +27,14 @@ Gem::Specification.new do |spec|
   spec.require_paths = ["lib"]
   spec.extensions = ["ext/ruzzy/extconf.rb"]
   spec.metadata["rubygems_mfa_required"] = "true"
+
+  # The precompiled gem (bin/platform-gem): extensions built for each
+  # supported Ruby in lib/ruzzy/<major.minor>/, nothing to compile.
+  if (platform = ENV.fetch("RUZZY_PLATFORM", nil))
+    spec.platform = Gem::Platform.new(platform)
+    spec.extensions = []
+    spec.files = spec.files.reject { |path| path.start_with?("ext/", "Cargo") } +
+                 Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}"]
+    spec.required_ruby_version = [">= 3.1", "< 3.5"]
+  end
 end

@@ -5,8 +5,9 @@ require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
 require_relative "ruzzy/expected_exceptions"
 require_relative "ruzzy/command_line"
+require_relative "ruzzy/native"
 require_relative "ruzzy/sanitizers"
-require "ruzzy/ruzzy_ext"
+Ruzzy::Native.require_extension
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
 require_relative "ruzzy/fuzzed_data_provider"
@@ -220,7 +221,7 @@ module Ruzzy
   end
 
   def require_dummy
-    require "ruzzy/dummy"
+    require File.join(Sanitizers.native_dir, "dummy")
   rescue LoadError => e
     unless File.file?(File.join(Sanitizers.native_dir, "dummy.so"))
       raise SanitizerUnavailableError, "Ruzzy.dummy's C extension was not built when ruzzy was installed: " \

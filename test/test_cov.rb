@@ -91,7 +91,7 @@ class TestCov < Minitest::Test
 
   def test_html_report_in_a_real_browser
     browser = %w[chromium chromium-browser google-chrome].find { |name| system("which #{name} >/dev/null 2>&1") }
-    skip "no Chromium installed" unless browser
+    prerequisite! browser, "no Chromium installed"
     in_tmpdir do |dir|
       assert_exit 0, cov(dir, HELLO, CORPUS)
       page = "file://#{File.join(dir, "report", "index.html")}"

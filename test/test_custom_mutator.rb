@@ -81,7 +81,7 @@ class TestCustomMutator < Minitest::Test
   end
 
   def test_mutators_are_refused_with_a_preloaded_libfuzzer
-    skip "sanitizer preloads not built (no clang at install)" unless sanitizers_built?
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
     in_tmpdir do |dir|
       write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
       result = ruzzy("--sanitizer=address", "harness.rb", "-runs=10", chdir: dir)

@@ -98,7 +98,7 @@ class TestFaults < Minitest::Test
   end
 
   def test_deep_c_raises_under_asan_invent_nothing
-    skip "sanitizer preloads not built (no clang at install)" unless sanitizers_built?
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
     in_tmpdir do |dir|
       build_c_extension(dir, FAULTS, sanitize: "address")
       write_harness(dir, <<~RUBY)
@@ -115,7 +115,11 @@ class TestFaults < Minitest::Test
       assert_exit 0, result
       refute_match(/AddressSanitizer: CHECK failed|ERROR: AddressSanitizer/, result.stderr)
       assert_match(/Done #{runs(5000)} runs/, result.stderr)
-      # Without clearing, the same run ends in a false report.
+      # Without clearing, the same run ends in a false report on Ruby 3.1
+      # (Debian 12, clang 14's runtime). Measured on 3.3 and 3.4 with clang
+      # 21's runtime: no false report either way, the clearing is harmless.
+      return unless RUBY_VERSION.start_with?("3.1.")
+
       unguarded = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(5000)}",
                         chdir: dir, env: { "RUZZY_ASAN_RAISE_HOOK" => "0" })
       assert_match(/AddressSanitizer/, unguarded.stderr.sub("INFO: ruzzy: AddressSanitizer present", ""))

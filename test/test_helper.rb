@@ -84,6 +84,16 @@ module RuzzyTestHelper
     output
   end
 
+  # A test that needs something the machine may lack (clang's runtimes, a
+  # browser): skipped on a developer's machine, a failure in CI, where a
+  # missing prerequisite must never pass silently.
+  def prerequisite!(present, missing)
+    return if present
+
+    flunk "prerequisite missing in CI: #{missing}" if ENV["CI"] == "true"
+    skip missing
+  end
+
   # Whether the install built the sanitizer preloads (clang was there).
   def sanitizers_built?
     require "ruzzy/sanitizers"

@@ -99,11 +99,12 @@ class TestInterpreterLayout < Minitest::Test
     end
   end
 
-  def test_prism_and_parse_y_code_both_get_precise_locations
-    skip "Ruby #{RUBY_VERSION} has a single compiler" unless RUBY_VERSION >= "3.4"
-    %w[prism parse.y].each do |parser|
-      probe(args: ["--parser=#{parser}"]).reject { |line| line.first.is_a?(String) }.each do |read, public_api|
-        assert_equal public_api, read, "compiled by #{parser}"
+  # Ruby 3.4 compiles with Prism by default; both compilers must work.
+  def test_every_compiler_of_this_ruby_gets_precise_locations
+    parsers = RUBY_VERSION >= "3.4" ? ["--parser=prism", "--parser=parse.y"] : []
+    [[], *parsers.map { |flag| [flag] }].each do |args|
+      probe(args:).reject { |line| line.first.is_a?(String) }.each do |read, public_api|
+        assert_equal public_api, read, "compiled with #{args.inspect}"
       end
     end
   end

@@ -9,7 +9,7 @@ class TestSanitizers < Minitest::Test
   FAULTS = File.join(__dir__, "fixtures", "c_ext", "faults.c")
 
   def setup
-    skip "sanitizer preloads not built (no clang at install)" unless sanitizers_built?
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
   end
 
   def test_dummy_finds_the_use_after_free

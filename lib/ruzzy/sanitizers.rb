@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "error"
+require_relative "native"
 
 module Ruzzy
   # The sanitizer preload libraries built at `gem install` (when clang and
@@ -20,8 +21,7 @@ module Ruzzy
 
     # The directory holding ruzzy's native files.
     def native_dir
-      candidates = [__dir__] + $LOAD_PATH.map { |dir| File.join(dir, "ruzzy") }
-      candidates.find { |dir| File.exist?(File.join(dir, "ruzzy_ext.so")) } || __dir__
+      Native.dir || __dir__
     end
 
     # "address" or "undefined" for any accepted spelling; raises
