@@ -45,7 +45,6 @@ pub fn start(
     if COVERAGE.get().is_some() {
         return Ok(false);
     }
-    location::configure();
     let coverage = Coverage {
         map: EdgeMap::new(map_size),
         paths: PathRegistry::new(into_bytes(includes), into_bytes(excludes)),

@@ -69,6 +69,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // SAFETY: an empty C function; calling it keeps sanitizer_callbacks.c
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
+    location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
     ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
