@@ -2,6 +2,11 @@
 
 require_relative "lib/ruzzy/version"
 
+# The precompiled gem (bin/platform-gem) sets RUZZY_PLATFORM: extensions
+# built for each supported Ruby in lib/ruzzy/<major.minor>/, nothing to
+# compile, no Rust sources.
+precompiled = ENV.fetch("RUZZY_PLATFORM", nil)
+
 Gem::Specification.new do |spec|
   spec.name = "ruzzy"
   spec.version = Ruzzy::VERSION
@@ -14,27 +19,24 @@ Gem::Specification.new do |spec|
   spec.license = "Apache-2.0"
   spec.authors = ["The ruzzy developers"]
   spec.homepage = "https://github.com/ruzzy-rs/ruzzy"
-  spec.required_ruby_version = ">= 3.1"
+  spec.platform = Gem::Platform.new(precompiled) if precompiled
+  spec.required_ruby_version = precompiled ? [">= 3.1", "< 3.5"] : ">= 3.1"
 
-  spec.files = Dir[
+  source_files = Dir[
     "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
     "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.{md,png}", "examples/**/*"
   ].reject { |path| path.include?("/build/") || File.directory?(path) }
+  spec.files = if precompiled
+                 source_files.reject { |path| path.start_with?("ext/", "Cargo") } +
+                   Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}"]
+               else
+                 source_files
+               end
   spec.bindir = "exe"
   spec.executables = ["ruzzy"]
   spec.require_paths = ["lib"]
-  spec.extensions = ["ext/ruzzy/extconf.rb"]
+  spec.extensions = precompiled ? [] : ["ext/ruzzy/extconf.rb"]
   spec.metadata["rubygems_mfa_required"] = "true"
-
-  # The precompiled gem (bin/platform-gem): extensions built for each
-  # supported Ruby in lib/ruzzy/<major.minor>/, nothing to compile.
-  if (platform = ENV.fetch("RUZZY_PLATFORM", nil))
-    spec.platform = Gem::Platform.new(platform)
-    spec.extensions = []
-    spec.files = spec.files.reject { |path| path.start_with?("ext/", "Cargo") } +
-                 Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}"]
-    spec.required_ruby_version = [">= 3.1", "< 3.5"]
-  end
 end
