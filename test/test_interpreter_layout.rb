@@ -44,7 +44,6 @@ class TestInterpreterLayout < Minitest::Test
         path: iseq.path, label: iseq.label, base_label: iseq.base_label,
         first_lineno: iseq.first_lineno, node_id: misc[:node_id], code_location: misc[:code_location],
       }
-      read&.delete(:iseq_size)
       puts JSON.generate([read, public_api])
     end
     def caller_probe = Ruzzy._probe_caller

@@ -39,7 +39,6 @@ pub struct Frame {
 pub struct IseqFields {
     pub wrapper_matches: bool,
     pub kind: u32,
-    pub iseq_size: u32,
     pub path: VALUE,
     pub label: VALUE,
     pub base_label: VALUE,
@@ -300,7 +299,6 @@ mod known {
             Some(IseqFields {
                 wrapper_matches: (*iseq).wrapper == wrapper,
                 kind: body.kind,
-                iseq_size: body.iseq_size,
                 path: body.path(),
                 label: body.label,
                 base_label: body.base_label,

@@ -29,7 +29,6 @@ pub fn probe_iseq(ruby: &Ruby, iseq: Value) -> Result<Option<RHash>, Error> {
     let hash = ruby.hash_new();
     hash.aset(ruby.to_symbol("wrapper_matches"), fields.wrapper_matches)?;
     hash.aset(ruby.to_symbol("type"), fields.kind)?;
-    hash.aset(ruby.to_symbol("iseq_size"), fields.iseq_size)?;
     // SAFETY: the VALUEs read are the iseq's own live objects.
     unsafe {
         hash.aset(ruby.to_symbol("path"), Value::from_raw(fields.path))?;
