@@ -11,6 +11,7 @@ Ruzzy::Native.require_extension
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
 require_relative "ruzzy/fuzzed_data_provider"
+require "pathname"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
 # libFuzzer.
@@ -18,11 +19,16 @@ require_relative "ruzzy/fuzzed_data_provider"
 #   require "ruzzy"
 #   Ruzzy.fuzz(->(data) { MyParser.parse(data); nil })
 module Ruzzy
-  # libFuzzer's argument list when none is given: the program name, then the
-  # script's own arguments (flags such as -runs=1000 and corpus directories).
-  # When the script's arguments contain "--", only those after it go to
-  # libFuzzer; those before are the harness's own.
-  DEFAULT_ARGS = ([$PROGRAM_NAME] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
+  # The program name libFuzzer gets, and runs again for -fork, -jobs and
+  # -merge: RUZZY_ARGV0 when set (a wrapper script that sets up the
+  # environment, as with Ruzzy 0.8), else the script itself.
+  ARGV0 = ENV.fetch("RUZZY_ARGV0", $PROGRAM_NAME)
+
+  # libFuzzer's argument list when none is given: ARGV0, then the script's
+  # own arguments (flags such as -runs=1000 and corpus directories). When the
+  # script's arguments contain "--", only those after it go to libFuzzer;
+  # those before are the harness's own.
+  DEFAULT_ARGS = ([ARGV0] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
 
   # Exit status of a process stopped because ruzzy was used wrongly: unknown
   # command-line options, a missing harness, a fuzz target returning something
@@ -40,6 +46,13 @@ module Ruzzy
 
   # The UndefinedBehaviorSanitizer + libFuzzer preload.
   UBSAN_PATH = Sanitizers.path("undefined")
+
+  # The directory holding ruzzy's native files (the extension, the sanitizer
+  # preloads), as a Pathname: `Ruzzy::EXT_PATH / "asan_with_fuzzer.so"`.
+  EXT_PATH = Pathname.new(Sanitizers.native_dir)
+
+  # The file extension of the sanitizer preloads.
+  DLEXT = Sanitizers::DLEXT
 
   # Flags ruzzy adds to libFuzzer's argument list unless already given.
   DEFAULT_FLAGS = ["-print_final_stats=1"].freeze
@@ -172,11 +185,20 @@ module Ruzzy
 
   # Validated libFuzzer arguments with DEFAULT_FLAGS added.
   def libfuzzer_args(args)
-    raise InvalidArgumentsError, "args must be an Array of Strings, got #{args.inspect}" unless args.is_a?(Array)
-    raise InvalidArgumentsError, "args must not be empty: its first element is the program name" if args.empty?
+    # RuntimeError and TypeError, as Ruzzy 0.8's c_fuzz raised.
+    unless args.is_a?(Array)
+      raise InvalidArgumentsError.exception("args must be an Array of Strings, got #{args.inspect}", RuntimeError)
+    end
+
+    if args.empty?
+      raise InvalidArgumentsError.exception("args must not be empty: its first element is the program name",
+                                            RuntimeError)
+    end
 
     args.each_with_index do |arg, index|
-      raise InvalidArgumentsError, "args[#{index}] must be a String, got #{arg.inspect}" unless arg.is_a?(String)
+      unless arg.is_a?(String)
+        raise InvalidArgumentsError.exception("args[#{index}] must be a String, got #{arg.inspect}", TypeError)
+      end
       raise InvalidArgumentsError, "args[#{index}] contains a NUL byte" if arg.include?("\0")
     end
     missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?("#{flag.split("=").first}=") } }
@@ -237,3 +259,5 @@ module Ruzzy
     _engine
   end
 end
+
+require_relative "ruzzy/compat"

@@ -14,24 +14,46 @@ class TestApi < Minitest::Test
     result = ruby("-rruzzy", "-e", "p Ruzzy::DEFAULT_ARGS", "--", "-runs=5", "corpus")
     assert_exit 0, result
     assert_equal %(["-e", "-runs=5", "corpus"]\n), result.stdout
+    result = ruby("-rruzzy", "-e", "p Ruzzy::DEFAULT_ARGS", "--", "-runs=5", env: { "RUZZY_ARGV0" => "/opt/wrap" })
+    assert_equal %(["/opt/wrap", "-runs=5"]\n), result.stdout, "RUZZY_ARGV0 names the program, as in Ruzzy 0.8"
   end
 
+  def test_ruzzy08_names
+    assert Ruzzy.c_libfuzzer_is_loaded
+    assert_instance_of Pathname, Ruzzy::EXT_PATH
+    assert_equal Ruzzy::ASAN_PATH, (Ruzzy::EXT_PATH / "asan_with_fuzzer.#{Ruzzy::DLEXT}").to_s
+    assert_equal Ruzzy::UBSAN_PATH, (Ruzzy::EXT_PATH / "ubsan_with_fuzzer.#{Ruzzy::DLEXT}").to_s
+    assert_equal $PROGRAM_NAME, Ruzzy::ARGV0
+    assert_nil Ruzzy.c_trace_cmp8(1, 2)
+    assert_nil Ruzzy.c_trace_cmp8(2**70, "x"), "only Fixnums are reported, other operands are ignored"
+    assert_nil Ruzzy.c_trace_div8(3)
+    %i[c_fuzz c_trace fuzz trace dummy dummy_test_one_input].each do |name|
+      assert_respond_to Ruzzy, name
+    end
+    assert_instance_of RuntimeError, assert_raises(Ruzzy::InvalidTargetError) { Ruzzy.c_fuzz(5, ["prog"]) }
+  end
+
+  # Errors are instances of the classes Ruzzy 0.8 raised (test-unit's
+  # assert_raise checks instance_of?), tagged with Ruzzy's modules.
   def test_non_callable_target_is_rejected
     error = assert_raises(Ruzzy::InvalidTargetError) { Ruzzy.fuzz(42, ["prog"]) }
-    assert_kind_of TypeError, error
+    assert_instance_of RuntimeError, error
     assert_kind_of Ruzzy::Error, error
     assert_match(/must respond to #call, got 42/, error.message)
+    assert_instance_of RuntimeError, assert_raises(Ruzzy::InvalidTargetError) { Ruzzy.fuzz("not a proc") }
   end
 
   def test_empty_args_are_rejected
     error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, []) }
-    assert_kind_of ArgumentError, error
+    assert_instance_of RuntimeError, error
     assert_match(/program name/, error.message)
   end
 
   def test_args_must_be_an_array_of_strings_without_nul
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, "prog -runs=1") }
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, "prog -runs=1") }
+    assert_instance_of RuntimeError, error
     error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, ["prog", :runs]) }
+    assert_instance_of TypeError, error
     assert_match(/args\[1\] must be a String, got :runs/, error.message)
     error = assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy.fuzz(->(_) {}, ["prog", "a\0b"]) }
     assert_match(/NUL/, error.message)

@@ -67,7 +67,8 @@ class TestFuzzing < Minitest::Test
       write_harness(dir, "Ruzzy.fuzz(->(_data) { :oops })")
       result = ruzzy("harness.rb", "-seed=1", "-runs=10", chdir: dir)
       assert_exit 2, result
-      assert_match(/TypeError: the fuzz target returned :oops \(Symbol\); it must return nil or 0/, result.stderr)
+      assert_match(/TypeError: the fuzz target did not return an integer or nil: it returned :oops \(Symbol\)/,
+                   result.stderr)
       assert_empty artifacts(dir)
     end
   end
@@ -91,11 +92,12 @@ class TestFuzzing < Minitest::Test
     RUBY
   end
 
-  # Rejecting (-1) must keep every "R" input out of the corpus, while the
+  # Rejecting (-1, or any other Integer but 0, as in Ruzzy 0.8 where libFuzzer
+  # got the value) must keep every "R" input out of the corpus, while the
   # control run keeps some.
   def test_rejected_inputs_never_reach_the_corpus
     in_tmpdir do |dir|
-      { "reject" => "-1", "keep" => "nil" }.each do |name, verdict|
+      { "reject" => "-1", "other" => "5", "keep" => "nil" }.each do |name, verdict|
         corpus = File.join(dir, "corpus-#{name}")
         FileUtils.mkdir_p(corpus)
         write_harness(dir, rejecting_target(verdict), name: "#{name}.rb")
@@ -108,6 +110,7 @@ class TestFuzzing < Minitest::Test
       end
       assert_operator starts_with_r.call("keep"), :>, 0, "control run never reached the R branch"
       assert_equal 0, starts_with_r.call("reject")
+      assert_equal 0, starts_with_r.call("other"), "an Integer other than 0 must reject the input, as -1 does"
     end
   end
 
@@ -116,7 +119,8 @@ class TestFuzzing < Minitest::Test
       write_harness(dir, "Ruzzy.fuzz(->(_data) { Ruzzy.fuzz(->(_d) {}, ['again']) })")
       result = ruzzy("harness.rb", "-seed=1", "-runs=10", chdir: dir)
       assert_exit 77, result
-      assert_match(/Ruzzy::AlreadyFuzzingError: Ruzzy\.fuzz was already called in this process/, result.stderr)
+      assert_match(/RuntimeError \(Ruzzy::AlreadyFuzzingError\): Ruzzy\.fuzz was already called in this process/,
+                   result.stderr)
     end
   end
 

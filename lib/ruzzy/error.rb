@@ -1,33 +1,70 @@
 # frozen_string_literal: true
 
 module Ruzzy
-  # Tag module carried by every exception ruzzy raises, so that
-  # `rescue Ruzzy::Error` catches them all while each one still is the
-  # standard Ruby class its situation calls for (`rescue TypeError` works too).
-  module Error; end
+  # Tag carried by every exception ruzzy raises: `rescue Ruzzy::Error`
+  # catches them all.
+  #
+  # The exceptions themselves are instances of the standard classes Ruzzy 0.8
+  # raised in the same situations (RuntimeError from Ruzzy.fuzz, ArgumentError
+  # from FuzzedDataProvider), extended with a tag module that names the
+  # problem. So `rescue ArgumentError`, test-unit's `assert_raise(ArgumentError)`
+  # (which checks `instance_of?`), `rescue Ruzzy::InvalidArgumentsError` and
+  # `rescue Ruzzy::Error` all work:
+  #
+  #   raise Ruzzy::InvalidArgumentsError, "min must be <= max"
+  #   # => ArgumentError, also a Ruzzy::InvalidArgumentsError and a Ruzzy::Error
+  module Error
+    # What makes a tag raisable: `raise Tag, message` calls Tag.exception.
+    module Tag
+      # An instance of +raised_as+ (by default the tag's RAISED_AS) with
+      # +message+, extended with this tag.
+      def exception(message = name, raised_as = self::RAISED_AS)
+        raised_as.new(message).extend(self)
+      end
+    end
 
-  # The fuzz target given to Ruzzy.fuzz does not respond to #call.
-  class InvalidTargetError < TypeError
-    include Error
+    extend Tag
+    RAISED_AS = RuntimeError
+
+    # "RuntimeError (Ruzzy::AlreadyFuzzingError)" for a tagged exception,
+    # the class name alone for any other.
+    def self.class_name(exception)
+      tags = exception.singleton_class.ancestors.reject { |mod| mod.is_a?(Class) || mod == Error }
+      tags = tags.select { |mod| mod.include?(Error) }
+      tags.empty? ? exception.class.name.to_s : "#{exception.class} (#{tags.join(", ")})"
+    end
   end
 
-  # The libFuzzer argument list (or an option of Ruzzy.fuzz) is unusable:
-  # empty, not an Array of Strings, a String with a NUL byte, or an option
-  # with a value of the wrong kind.
-  class InvalidArgumentsError < ArgumentError
+  # The fuzz target given to Ruzzy.fuzz does not respond to #call.
+  module InvalidTargetError
     include Error
+    extend Error::Tag
+    RAISED_AS = RuntimeError
+  end
+
+  # An argument is unusable: the libFuzzer argument list of Ruzzy.fuzz (empty,
+  # not an Array of Strings, a NUL byte), an option with a value of the wrong
+  # kind, or a FuzzedDataProvider argument (min > max, an empty list).
+  module InvalidArgumentsError
+    include Error
+    extend Error::Tag
+    RAISED_AS = ArgumentError
   end
 
   # A sanitizer preload was asked for but is not installed (clang or its
   # runtimes were missing at `gem install`), or Ruzzy.dummy was called
   # without AddressSanitizer preloaded. The message says what to do.
-  class SanitizerUnavailableError < RuntimeError
+  module SanitizerUnavailableError
     include Error
+    extend Error::Tag
+    RAISED_AS = RuntimeError
   end
 
   # Ruzzy.fuzz was called a second time in one process. libFuzzer can run only
   # once per process; start another process (or use -fork / -jobs) instead.
-  class AlreadyFuzzingError < RuntimeError
+  module AlreadyFuzzingError
     include Error
+    extend Error::Tag
+    RAISED_AS = RuntimeError
   end
 end

@@ -35,9 +35,9 @@ module Ruzzy
     # The fuzz target returned +value+, which is not nil, 0 or -1.
     def report_bad_return(value)
       $stderr.write(
-        "==#{Process.pid}== ERROR: ruzzy: TypeError: the fuzz target returned #{safe_inspect(value)} " \
-        "(#{value.class}); it must return nil or 0 (keep going) or -1 (reject the input). " \
-        "End the block with `nil` if its value does not matter.\n"
+        "==#{Process.pid}== ERROR: ruzzy: TypeError: the fuzz target did not return an integer or nil: " \
+        "it returned #{safe_inspect(value)} (#{value.class}). Return nil or 0 to keep going, -1 (or any " \
+        "other Integer) to reject the input; end the block with `nil` if its value does not matter.\n"
       )
       $stderr.flush
     end
@@ -60,7 +60,7 @@ module Ruzzy
       text = +"==#{Process.pid}== ERROR: ruzzy: uncaught Ruby exception in the fuzz target\n"
       chain(error).each_with_index do |exception, depth|
         text << "Caused by: " if depth.positive?
-        text << "#{exception.class}: #{safe_message(exception)}\n"
+        text << "#{Error.class_name(exception)}: #{safe_message(exception)}\n"
         target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
       end
       text

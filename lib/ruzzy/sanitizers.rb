@@ -10,9 +10,10 @@ module Ruzzy
   # preload itself. This file does not load the native extension, so the
   # command can use it before re-executing itself.
   module Sanitizers
+    DLEXT = "so"
     FILES = {
-      "address" => "asan_with_fuzzer.so",
-      "undefined" => "ubsan_with_fuzzer.so"
+      "address" => "asan_with_fuzzer.#{DLEXT}",
+      "undefined" => "ubsan_with_fuzzer.#{DLEXT}"
     }.freeze
     ALIASES = { "asan" => "address", "ubsan" => "undefined" }.freeze
     STATUS_FILE = "sanitizers.txt"

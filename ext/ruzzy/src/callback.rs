@@ -36,16 +36,20 @@ const _: () = assert!(ruby_special_consts::RUBY_Qnil as VALUE == rb::QNIL);
 pub enum Verdict {
     /// `nil` or `0`: keep the input if it found something new.
     Keep,
-    /// `-1`: never add this input to the corpus.
+    /// `-1`, or any other Integer: never add this input to the corpus
+    /// (libFuzzer treats every non-zero result so; Ruzzy 0.8 passed such
+    /// values through).
     Reject,
 }
 
 impl Verdict {
-    /// Interprets the target's return value; `None` for anything else.
+    /// Interprets the target's return value; `None` for anything but nil
+    /// and Integers.
     pub fn from_return(value: VALUE) -> Option<Verdict> {
         match value {
             rb::QNIL | FIXNUM_ZERO => Some(Verdict::Keep),
             FIXNUM_MINUS_ONE => Some(Verdict::Reject),
+            _ if rb::is_integer(value) => Some(Verdict::Reject),
             _ => None,
         }
     }

@@ -1,143 +1,314 @@
-//! The byte-splitting rules of LLVM's `FuzzedDataProvider.h`, in plain Rust.
+//! How one input is split into typed values, in plain Rust.
 //!
 //! Bytes and strings come from the front of the input; integers, booleans,
 //! floats and choices from the back, so that mutating one byte changes one
-//! decision. When the input runs out, integers fall back to the low end of
-//! their range (and floats to the low end of theirs), as in LLVM.
+//! decision. Two sets of rules turn tail bytes into numbers:
+//! - [`Rules::Ruzzy`], Ruzzy 0.8's (the default, so that corpora saved by
+//!   0.8 keep their meaning): the last byte is the least significant, signed
+//!   integers are two's complement, and an exhausted input gives 0;
+//! - [`Rules::Llvm`], LLVM's `FuzzedDataProvider.h` (to share corpora with C
+//!   and C++ harnesses): the last byte is the most significant, signed
+//!   integers count up from the minimum, an exhausted input gives the minimum.
 //!
-//! Invariants: `front <= back <= data.len()`; no method panics; argument
-//! errors come back as `Err(message)`.
+//! Byte strings, random-length strings, integers in a range and booleans
+//! follow the same rules in both.
+//!
+//! Invariants: `front <= back <= data.len()`; no method panics; the cursors
+//! are `Cell`s, so no borrow is held while the binding allocates Ruby objects
+//! (a Ruby exception there can leave nothing half-updated).
+
+use std::cell::Cell;
+use std::ops::Range;
+
+/// Which bytes-to-numbers rules a provider follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    Ruzzy,
+    Llvm,
+}
 
 /// A cursor over one input.
 pub struct DataProvider {
-    data: Vec<u8>,
-    front: usize,
-    back: usize,
+    data: Box<[u8]>,
+    front: Cell<usize>,
+    back: Cell<usize>,
+    rules: Rules,
 }
 
 /// What a bad argument is.
 pub type ArgError = String;
 
+/// An unsigned integer read from the back: the bytes it came from, most
+/// significant first, so that values wider than 64 bits can be built too.
+pub struct TailBytes {
+    pub range: Range<usize>,
+}
+
+/// A signed integer of `bytes` bytes under Ruzzy 0.8's rules.
+pub enum SignedTail {
+    /// At most 64 bits of magnitude.
+    Small(i128),
+    /// `range` holds the bytes, most significant first; `negative` when they
+    /// are read as two's complement.
+    Wide { range: Range<usize>, negative: bool },
+}
+
+/// Where a random-length string comes from and how long it is, worked out
+/// before anything is allocated.
+pub struct StringPlan {
+    start: usize,
+    consumed: usize,
+    pub len: usize,
+    /// Every byte below 0x80.
+    pub ascii: bool,
+}
+
+/// The width of `max - min` for [`DataProvider::consume_in_range`].
+pub enum RangeWidth {
+    /// `max - min`, at most 64 bits.
+    Narrow(u64),
+    /// `max - min` does not fit in 64 bits.
+    Wide,
+}
+
 impl DataProvider {
-    pub fn new(data: Vec<u8>) -> DataProvider {
+    pub fn new(data: Vec<u8>, rules: Rules) -> DataProvider {
         let back = data.len();
         DataProvider {
-            data,
-            front: 0,
-            back,
+            data: data.into_boxed_slice(),
+            front: Cell::new(0),
+            back: Cell::new(back),
+            rules,
         }
     }
 
     pub fn remaining_bytes(&self) -> usize {
-        self.back - self.front
+        self.back.get() - self.front.get()
     }
 
-    /// Up to `count` bytes from the front.
-    pub fn consume_bytes(&mut self, count: i64) -> Result<&[u8], ArgError> {
-        if count < 0 {
-            return Err(format!("count must not be negative, got {count}"));
-        }
-        let count = (count as u64).min(self.remaining_bytes() as u64) as usize;
-        let start = self.front;
-        self.front += count;
-        Ok(&self.data[start..start + count])
+    /// The bytes in `range` (a range this provider handed out).
+    pub fn bytes(&self, range: Range<usize>) -> &[u8] {
+        &self.data[range]
     }
 
-    /// LLVM's ConsumeRandomLengthString: a backslash followed by anything
-    /// but a backslash ends the string; `\\` is one backslash.
-    pub fn consume_random_length_string(&mut self, max_length: i64) -> Result<Vec<u8>, ArgError> {
-        if max_length < 0 {
-            return Err(format!("max_length must not be negative, got {max_length}"));
-        }
-        let mut result = Vec::with_capacity((max_length as usize).min(self.remaining_bytes()));
+    /// Up to `count` bytes from the front; a negative count takes none.
+    pub fn consume_bytes(&self, count: i64) -> Range<usize> {
+        let count = usize::try_from(count.max(0))
+            .unwrap_or(usize::MAX)
+            .min(self.remaining_bytes());
+        let start = self.front.get();
+        self.front.set(start + count);
+        start..start + count
+    }
+
+    /// Works out a random-length string of at most `max_length` characters
+    /// (none when negative): a backslash followed by anything but a
+    /// backslash ends it, `\\` stands for one backslash.
+    pub fn plan_random_length_string(&self, max_length: i64) -> StringPlan {
+        let start = self.front.get();
+        let end = self.back.get();
+        let (mut at, mut len, mut ascii) = (start, 0usize, true);
         let mut taken = 0i64;
-        while taken < max_length && self.remaining_bytes() != 0 {
-            let mut next = self.take_front();
-            if next == b'\\' && self.remaining_bytes() != 0 {
-                next = self.take_front();
+        while taken < max_length && at < end {
+            let mut next = self.data[at];
+            at += 1;
+            if next == b'\\' && at < end {
+                next = self.data[at];
+                at += 1;
                 if next != b'\\' {
                     break;
                 }
             }
-            result.push(next);
+            ascii &= next < 0x80;
+            len += 1;
             taken += 1;
         }
-        Ok(result)
+        StringPlan {
+            start,
+            consumed: at - start,
+            len,
+            ascii,
+        }
     }
 
-    fn take_front(&mut self) -> u8 {
-        let byte = self.data[self.front];
-        self.front += 1;
-        byte
+    /// Writes the string `plan` describes into `out` (`plan.len` bytes) and
+    /// consumes its bytes.
+    pub fn take_random_length_string(&self, plan: &StringPlan, out: &mut [u8]) {
+        let source = &self.data[plan.start..plan.start + plan.consumed];
+        let mut written = 0;
+        let mut i = 0;
+        while written < plan.len && i < source.len() {
+            let byte = source[i];
+            i += if byte == b'\\' { 2 } else { 1 };
+            out[written] = byte;
+            written += 1;
+        }
+        self.front.set(plan.start + plan.consumed);
     }
 
-    /// LLVM's ConsumeIntegralInRange for ranges up to 64 bits wide.
-    pub fn consume_integral_in_range(&mut self, min: i128, max: i128) -> Result<i128, ArgError> {
-        if min > max {
-            return Err(format!("min ({min}) must be <= max ({max})"));
+    /// Up to `count` bytes from the back (none when the count is not
+    /// positive), most significant first under Ruzzy 0.8's rules.
+    pub fn take_tail(&self, count: i64) -> TailBytes {
+        let count = usize::try_from(count.max(0))
+            .unwrap_or(usize::MAX)
+            .min(self.remaining_bytes());
+        let end = self.back.get();
+        self.back.set(end - count);
+        TailBytes {
+            range: end - count..end,
         }
-        let range = (max - min) as u128;
-        if range > u64::MAX as u128 {
-            return Err(format!("the range {min}..{max} is wider than 64 bits"));
+    }
+
+    /// The value of tail bytes that fit in 64 bits.
+    pub fn tail_value(&self, tail: &TailBytes) -> u64 {
+        self.data[tail.range.clone()]
+            .iter()
+            .fold(0u64, |value, &byte| (value << 8) | u64::from(byte))
+    }
+
+    /// An unsigned integer of `count` bytes. Ruzzy 0.8: any count (wider
+    /// than 8 bytes comes back as [`TailBytes`] for a Bignum), 0 when the
+    /// input is exhausted. LLVM: 0 to 8 bytes.
+    pub fn consume_uint(&self, count: i64) -> Result<Result<u64, TailBytes>, ArgError> {
+        match self.rules {
+            Rules::Ruzzy => {
+                let tail = self.take_tail(count);
+                if tail.range.len() <= 8 {
+                    Ok(Ok(self.tail_value(&tail)))
+                } else {
+                    Ok(Err(tail))
+                }
+            }
+            Rules::Llvm => {
+                let bits = llvm_integer_bits(count)?;
+                if bits == 0 {
+                    return Ok(Ok(0));
+                }
+                let max = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                Ok(Ok(self.consume_in_range(RangeWidth::Narrow(max))))
+            }
         }
-        let range = range as u64;
+    }
+
+    /// A signed integer of `count` bytes (see [`DataProvider::consume_uint`]).
+    pub fn consume_int(&self, count: i64) -> Result<SignedTail, ArgError> {
+        match self.rules {
+            Rules::Ruzzy => {
+                let tail = self.take_tail(count);
+                let len = tail.range.len();
+                // Fewer bytes than asked for never reach the sign bit.
+                let negative = count > 0
+                    && len as i64 == count
+                    && self
+                        .data
+                        .get(tail.range.start)
+                        .is_some_and(|b| b & 0x80 != 0);
+                if len > 8 {
+                    return Ok(SignedTail::Wide {
+                        range: tail.range,
+                        negative,
+                    });
+                }
+                let value = i128::from(self.tail_value(&tail));
+                let value = if negative {
+                    value - (1i128 << (8 * len))
+                } else {
+                    value
+                };
+                Ok(SignedTail::Small(value))
+            }
+            Rules::Llvm => {
+                let bits = llvm_integer_bits(count)?;
+                if bits == 0 {
+                    return Ok(SignedTail::Small(0));
+                }
+                let half = 1i128 << (bits - 1);
+                let width = (2 * half - 1) as u64;
+                let offset = self.consume_in_range(RangeWidth::Narrow(width));
+                Ok(SignedTail::Small(-half + i128::from(offset)))
+            }
+        }
+    }
+
+    /// An offset in `0..=max - min` (LLVM's ConsumeIntegralInRange, which
+    /// Ruzzy 0.8 follows too): only as many tail bytes as the width needs,
+    /// at most 8, the last byte the most significant. A width wider than 64
+    /// bits gets the 64-bit value as it is.
+    pub fn consume_in_range(&self, width: RangeWidth) -> u64 {
+        let (limit, modulus) = match width {
+            RangeWidth::Narrow(range) => (range, range.checked_add(1)),
+            RangeWidth::Wide => (u64::MAX, None),
+        };
         let mut result: u64 = 0;
         let mut offset = 0u32;
-        while offset < u64::BITS && (range >> offset) > 0 && self.remaining_bytes() != 0 {
-            self.back -= 1;
-            result = (result << 8) | u64::from(self.data[self.back]);
+        while offset < u64::BITS && (limit >> offset) > 0 && self.remaining_bytes() != 0 {
+            let at = self.back.get() - 1;
+            self.back.set(at);
+            result = (result << 8) | u64::from(self.data[at]);
             offset += 8;
         }
-        if range != u64::MAX {
-            result %= range + 1;
+        match modulus {
+            Some(modulus) => result % modulus,
+            None => result,
         }
-        Ok(min + i128::from(result))
     }
 
-    /// LLVM's ConsumeIntegral for an unsigned integer of `bytes` bytes.
-    pub fn consume_uint(&mut self, bytes: i64) -> Result<u64, ArgError> {
-        let bits = integer_bits(bytes)?;
-        if bits == 0 {
-            return Ok(0);
-        }
-        let max = if bits == 64 {
-            u64::MAX as i128
-        } else {
-            (1i128 << bits) - 1
+    pub fn consume_bool(&self) -> bool {
+        self.consume_in_range(RangeWidth::Narrow(255)) & 1 == 1
+    }
+
+    /// A Float in 0.0..=1.0 from 8 tail bytes (fewer when the input runs out).
+    pub fn consume_probability(&self) -> f64 {
+        let value = match self.rules {
+            Rules::Ruzzy => {
+                let tail = self.take_tail(8);
+                self.tail_value(&tail)
+            }
+            Rules::Llvm => self.consume_in_range(RangeWidth::Narrow(u64::MAX)),
         };
-        Ok(self.consume_integral_in_range(0, max)? as u64)
-    }
-
-    /// LLVM's ConsumeIntegral for a signed integer of `bytes` bytes.
-    pub fn consume_int(&mut self, bytes: i64) -> Result<i64, ArgError> {
-        let bits = integer_bits(bytes)?;
-        if bits == 0 {
-            return Ok(0);
-        }
-        let half = 1i128 << (bits - 1);
-        Ok(self.consume_integral_in_range(-half, half - 1)? as i64)
-    }
-
-    pub fn consume_bool(&mut self) -> bool {
-        self.consume_uint(1).unwrap_or(0) & 1 == 1
-    }
-
-    /// A float in [0, 1] from 8 bytes (LLVM's ConsumeProbability<double>).
-    pub fn consume_probability(&mut self) -> f64 {
-        let value = self
-            .consume_integral_in_range(0, u64::MAX as i128)
-            .unwrap_or(0) as u64;
         value as f64 / u64::MAX as f64
     }
 
-    /// LLVM's ConsumeFloatingPointInRange<double>.
-    pub fn consume_float_in_range(&mut self, min: f64, max: f64) -> Result<f64, ArgError> {
+    /// A Float in `min..=max` (`min` itself when they are equal).
+    pub fn consume_float_in_range(&self, min: f64, max: f64) -> Result<f64, ArgError> {
         if min.is_nan() || max.is_nan() {
             return Err("min and max must be numbers, not NaN".to_owned());
         }
         if min > max {
             return Err(format!("min ({min}) must be <= max ({max})"));
         }
+        Ok(match self.rules {
+            Rules::Ruzzy => self.ruzzy_float_in_range(min, max),
+            Rules::Llvm => self.llvm_float_in_range(min, max),
+        })
+    }
+
+    /// Ruzzy 0.8: a range too wide for a double is halved, one boolean per
+    /// halving choosing the upper or lower half.
+    fn ruzzy_float_in_range(&self, mut min: f64, mut max: f64) -> f64 {
+        loop {
+            if min == max {
+                return min;
+            }
+            let range = max - min;
+            if !range.is_infinite() {
+                return min + range * self.consume_probability();
+            }
+            let mid = min / 2.0 + max / 2.0;
+            if self.consume_bool() {
+                min = mid;
+            } else {
+                max = mid;
+            }
+        }
+    }
+
+    /// LLVM's ConsumeFloatingPointInRange<double>.
+    fn llvm_float_in_range(&self, min: f64, max: f64) -> f64 {
         let mut result = min;
         let range = if max > 0.0 && min < 0.0 && max > min + f64::MAX {
             let half = (max / 2.0) - (min / 2.0);
@@ -148,11 +319,11 @@ impl DataProvider {
         } else {
             max - min
         };
-        Ok(result + range * self.consume_probability())
+        result + range * self.consume_probability()
     }
 
-    /// LLVM's ConsumeFloatingPoint<double>: the whole finite range.
-    pub fn consume_float(&mut self) -> f64 {
+    /// A finite Float over the whole range of doubles.
+    pub fn consume_float(&self) -> f64 {
         self.consume_float_in_range(f64::MIN, f64::MAX)
             .unwrap_or(0.0)
     }
@@ -162,15 +333,13 @@ impl DataProvider {
     /// Atheris); surrogate code points are folded into valid ones unless
     /// `surrogates` asks for them (then the result is not valid UTF-8,
     /// which is the point: code that receives such strings must cope).
-    pub fn consume_unicode(&mut self, count: i64, surrogates: bool) -> Result<Vec<u8>, ArgError> {
-        if count < 0 {
-            return Err(format!("count must not be negative, got {count}"));
-        }
+    /// A negative count takes nothing.
+    pub fn consume_unicode(&self, count: i64, surrogates: bool) -> Vec<u8> {
         let mut out = Vec::new();
-        if count == 0 || self.remaining_bytes() == 0 {
-            return Ok(out);
+        if count <= 0 || self.remaining_bytes() == 0 {
+            return out;
         }
-        let spec = self.take_front();
+        let spec = self.data[self.consume_bytes(1).start];
         let width = match spec & 3 {
             0 | 2 => 1,
             1 => 2,
@@ -181,8 +350,7 @@ impl DataProvider {
                 break;
             }
             let mut raw = [0u8; 4];
-            raw[..width].copy_from_slice(&self.data[self.front..self.front + width]);
-            self.front += width;
+            raw[..width].copy_from_slice(self.bytes(self.consume_bytes(width as i64)));
             let code = u32::from_le_bytes(raw);
             let code = match width {
                 1 => code & 0x7f,
@@ -196,15 +364,18 @@ impl DataProvider {
             };
             encode_utf8(code, &mut out);
         }
-        Ok(out)
+        out
     }
 }
 
-fn integer_bits(bytes: i64) -> Result<u32, ArgError> {
-    if !(0..=8).contains(&bytes) {
-        return Err(format!("byte count must be between 0 and 8, got {bytes}"));
+/// Bits of an LLVM integral type of `bytes` bytes (0 to 8; fewer than 0 is 0).
+fn llvm_integer_bits(bytes: i64) -> Result<u32, ArgError> {
+    if bytes > 8 {
+        return Err(format!(
+            "byte count must be at most 8 with LLVM's rules, got {bytes}"
+        ));
     }
-    Ok(bytes as u32 * 8)
+    Ok(bytes.max(0) as u32 * 8)
 }
 
 /// UTF-8 encoding that also encodes surrogate code points (WTF-8).
@@ -232,64 +403,99 @@ fn encode_utf8(code: u32, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    fn provider(bytes: &[u8]) -> DataProvider {
-        DataProvider::new(bytes.to_vec())
+    fn ruzzy(bytes: &[u8]) -> DataProvider {
+        DataProvider::new(bytes.to_vec(), Rules::Ruzzy)
+    }
+
+    fn llvm(bytes: &[u8]) -> DataProvider {
+        DataProvider::new(bytes.to_vec(), Rules::Llvm)
+    }
+
+    fn small(value: SignedTail) -> i128 {
+        match value {
+            SignedTail::Small(v) => v,
+            SignedTail::Wide { .. } => panic!("expected a small integer"),
+        }
     }
 
     #[test]
-    fn integers_come_from_the_back_most_significant_first() {
-        let mut p = provider(&[0xaa, 0x01, 0x02]);
-        assert_eq!(p.consume_uint(2), Ok(0x0201));
+    fn ruzzy_integers_take_the_last_byte_as_least_significant() {
+        let p = ruzzy(&[0xaa, 0x01, 0x02]);
+        assert_eq!(p.consume_uint(2).unwrap().ok(), Some(0x0102));
         assert_eq!(p.remaining_bytes(), 1);
-        assert_eq!(p.consume_bytes(5).map(<[u8]>::to_vec), Ok(vec![0xaa]));
-        assert_eq!(p.consume_uint(4), Ok(0));
+        assert_eq!(small(ruzzy(&[0, 0xff]).consume_int(1).unwrap()), -1);
+        assert_eq!(small(ruzzy(&[0xff, 0]).consume_int(2).unwrap()), -256);
+        assert_eq!(small(ruzzy(&[0xff]).consume_int(4).unwrap()), 255);
+        assert_eq!(small(ruzzy(&[]).consume_int(8).unwrap()), 0);
+        assert_eq!(
+            small(ruzzy(&[0xff; 8]).consume_int(12).unwrap()),
+            i128::from(u64::MAX)
+        );
+        assert_eq!(ruzzy(&[1]).consume_uint(-3).unwrap().ok(), Some(0));
+        assert!(ruzzy(&[1; 12]).consume_uint(9).unwrap().is_err());
+    }
+
+    #[test]
+    fn llvm_integers_take_the_last_byte_as_most_significant() {
+        let p = llvm(&[0xaa, 0x01, 0x02]);
+        assert_eq!(p.consume_uint(2).unwrap().ok(), Some(0x0201));
+        assert_eq!(small(llvm(&[0]).consume_int(1).unwrap()), -128);
+        assert_eq!(small(llvm(&[0xff]).consume_int(1).unwrap()), 127);
+        assert_eq!(
+            small(llvm(&[]).consume_int(8).unwrap()),
+            i128::from(i64::MIN)
+        );
+        assert!(llvm(&[]).consume_uint(9).is_err());
     }
 
     #[test]
     fn ranges_take_only_the_bytes_they_need() {
-        let mut p = provider(&[7, 200]);
-        assert_eq!(p.consume_integral_in_range(10, 20), Ok(10 + 200 % 11));
+        let p = ruzzy(&[7, 200]);
+        assert_eq!(p.consume_in_range(RangeWidth::Narrow(10)), 200 % 11);
         assert_eq!(p.remaining_bytes(), 1);
-        assert_eq!(p.consume_integral_in_range(5, 5), Ok(5));
+        assert_eq!(p.consume_in_range(RangeWidth::Narrow(0)), 0);
         assert_eq!(p.remaining_bytes(), 1);
-        assert!(p.consume_integral_in_range(2, 1).is_err());
-    }
-
-    #[test]
-    fn signed_integers_are_offset_from_the_minimum() {
-        assert_eq!(provider(&[0]).consume_int(1), Ok(-128));
-        assert_eq!(provider(&[0xff]).consume_int(1), Ok(127));
-        assert_eq!(provider(&[]).consume_int(8), Ok(i64::MIN));
+        let wide = ruzzy(&[1; 9]);
+        assert_eq!(
+            wide.consume_in_range(RangeWidth::Wide),
+            0x0101_0101_0101_0101
+        );
+        assert_eq!(wide.remaining_bytes(), 1);
     }
 
     #[test]
     fn random_length_strings_stop_at_a_lone_backslash() {
-        let mut p = provider(b"ab\\\\c\\xrest");
-        assert_eq!(p.consume_random_length_string(100), Ok(b"ab\\c".to_vec()));
-        assert_eq!(p.consume_bytes(4).map(<[u8]>::to_vec), Ok(b"rest".to_vec()));
+        let p = ruzzy(b"ab\\\\c\\xrest");
+        let plan = p.plan_random_length_string(100);
+        let mut out = vec![0; plan.len];
+        p.take_random_length_string(&plan, &mut out);
+        assert_eq!(out, b"ab\\c".to_vec());
+        assert_eq!(p.bytes(p.consume_bytes(4)), b"rest");
+        assert_eq!(ruzzy(b"abc").plan_random_length_string(-1).len, 0);
     }
 
     #[test]
     fn floats_stay_in_range() {
-        let mut p = provider(&[0xff; 16]);
+        let p = ruzzy(&[0xff; 16]);
         assert_eq!(p.consume_probability(), 1.0);
         let x = p.consume_float_in_range(-1.5, 2.5).unwrap();
         assert!((-1.5..=2.5).contains(&x));
-        assert_eq!(provider(&[]).consume_float_in_range(3.0, 9.0), Ok(3.0));
-        assert!(provider(&[]).consume_float_in_range(1.0, f64::NAN).is_err());
-        assert!(provider(&[0x80; 9]).consume_float().is_finite());
+        assert_eq!(ruzzy(&[]).consume_float_in_range(3.0, 9.0), Ok(3.0));
+        assert!(ruzzy(&[]).consume_float_in_range(1.0, f64::NAN).is_err());
+        assert!(ruzzy(&[0x80; 9]).consume_float().is_finite());
+        assert!(llvm(&[0x80; 9]).consume_float().is_finite());
     }
 
     #[test]
     fn unicode_is_valid_utf8_unless_surrogates_are_asked_for() {
         let bytes = [3u8, 0x00, 0xd8, 0x00, 0x00];
-        let clean = provider(&bytes).consume_unicode(1, false).unwrap();
+        let clean = ruzzy(&bytes).consume_unicode(1, false);
         assert!(std::str::from_utf8(&clean).is_ok());
-        let raw = provider(&bytes).consume_unicode(1, true).unwrap();
+        let raw = ruzzy(&bytes).consume_unicode(1, true);
         assert_eq!(raw, vec![0xed, 0xa0, 0x80]);
         assert_eq!(
-            provider(&[0, b'h', b'i']).consume_unicode(5, false),
-            Ok(b"hi".to_vec())
+            ruzzy(&[0, b'h', b'i']).consume_unicode(5, false),
+            b"hi".to_vec()
         );
     }
 }

@@ -10,11 +10,9 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
+use crate::ruzzy_error::{tagged, tagged_as};
 use crate::{callback, custom_mutator, engine, signals, target_state};
-use magnus::{
-    prelude::*, rb_sys::AsRawValue, value::ReprValue, Error, ExceptionClass, RArray, RModule,
-    RString, Ruby, Value,
-};
+use magnus::{rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, Value};
 use std::ffi::{c_char, c_int, CString};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,36 +35,36 @@ pub fn fuzz(
     crossover: Value,
 ) -> Result<i64, Error> {
     if !target.respond_to("call", true)? {
-        return Err(ruzzy_error(
+        return Err(tagged(
             ruby,
             "InvalidTargetError",
             format!(
                 "the fuzz target must respond to #call, got {}",
                 target.inspect()
             ),
-        )?);
+        ));
     }
     let argv = c_strings(ruby, args)?;
     if STARTED.swap(true, Ordering::SeqCst) {
-        return Err(ruzzy_error(
+        return Err(tagged(
             ruby,
             "AlreadyFuzzingError",
             "Ruzzy.fuzz was already called in this process; libFuzzer can run only once per process"
                 .to_owned(),
-        )?);
+        ));
     }
 
     let engine = engine::get();
     let customised = !mutator.is_nil() || !crossover.is_nil();
     if customised && matches!(engine.origin, engine::Origin::Preloaded { .. }) {
         STARTED.store(false, Ordering::SeqCst);
-        return Err(ruzzy_error(
+        return Err(tagged(
             ruby,
             "InvalidArgumentsError",
             "custom mutators and crossover need ruzzy's bundled libFuzzer; they are not supported \
              with a preloaded libFuzzer (a sanitizer preload)"
                 .to_owned(),
-        )?);
+        ));
     }
     custom_mutator::register(mutator.as_raw(), crossover.as_raw());
     callback::install_target(target.as_raw(), ignoring);
@@ -125,40 +123,35 @@ fn timeout_secs(argv: &[CString]) -> u64 {
 
 fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
     if args.is_empty() {
-        return Err(ruzzy_error(
+        return Err(tagged_as(
             ruby,
             "InvalidArgumentsError",
             "args must not be empty: its first element is the program name".to_owned(),
-        )?);
+            ruby.exception_runtime_error(),
+        ));
     }
     let mut argv = Vec::with_capacity(args.len());
     for (index, item) in args.into_iter().enumerate() {
         let Some(string) = RString::from_value(item) else {
-            return Err(ruzzy_error(
+            return Err(tagged_as(
                 ruby,
                 "InvalidArgumentsError",
                 format!("args[{index}] must be a String, got {}", item.inspect()),
-            )?);
+                ruby.exception_type_error(),
+            ));
         };
         // SAFETY: the bytes are copied at once, before any Ruby code runs.
         let bytes = unsafe { string.as_slice() }.to_vec();
         match CString::new(bytes) {
             Ok(c_string) => argv.push(c_string),
             Err(_) => {
-                return Err(ruzzy_error(
+                return Err(tagged(
                     ruby,
                     "InvalidArgumentsError",
                     format!("args[{index}] contains a NUL byte"),
-                )?)
+                ))
             }
         }
     }
     Ok(argv)
-}
-
-/// Builds a `Ruzzy::<name>` exception (classes are defined in Ruby).
-fn ruzzy_error(ruby: &Ruby, name: &str, message: String) -> Result<Error, Error> {
-    let ruzzy: RModule = ruby.class_object().const_get("Ruzzy")?;
-    let class: ExceptionClass = ruzzy.const_get(name)?;
-    Ok(Error::new(class, message))
 }

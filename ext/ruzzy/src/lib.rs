@@ -17,7 +17,10 @@
 //!   [`compare_sites`] (one PC per Ruby call site);
 //! - [`custom_mutator`]: mutators and crossover written in Ruby;
 //! - [`fuzzed_data_provider`]: typed values from an input, over
-//!   [`data_provider`] (LLVM's byte-splitting rules);
+//!   [`data_provider`] (Ruzzy 0.8's and LLVM's byte-splitting rules);
+//! - [`ruzzy_error`]: exceptions raised by native code, built by their
+//!   Ruby tags;
+//! - [`compat`]: Ruzzy 0.8's native module functions;
 //! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
 //!   Ruby raises.
 //!
@@ -30,6 +33,7 @@ use libfuzzer_sys as _;
 mod callback;
 mod compare_hooks;
 mod compare_sites;
+mod compat;
 mod coverage_hook;
 mod custom_mutator;
 mod data_provider;
@@ -43,6 +47,7 @@ mod layout_probe;
 mod location;
 mod path_registry;
 mod rb;
+mod ruzzy_error;
 mod sancov_8bit;
 mod sanitizer_stack;
 mod signals;
@@ -76,6 +81,12 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     compare_hooks::define(ruzzy)?;
+    ruzzy.define_module_function(
+        "c_libfuzzer_is_loaded",
+        function!(compat::libfuzzer_is_loaded, 0),
+    )?;
+    ruzzy.define_module_function("c_trace_cmp8", function!(compat::trace_cmp8, 2))?;
+    ruzzy.define_module_function("c_trace_div8", function!(compat::trace_div8, 1))?;
     fuzzed_data_provider::define(ruby, ruzzy)?;
     ruzzy.define_module_function(
         "_asan_present?",

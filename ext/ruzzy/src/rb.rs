@@ -74,3 +74,56 @@ pub fn add_raw_event_hook(hook: RawEventHook, events: u32) {
     // SAFETY: the hook has the RAW_ARG signature; we hold the GVL.
     unsafe { rb_add_event_hook2(hook, events, QNIL, RAW_HOOK_FLAGS) };
 }
+
+/// A new String of `len` bytes written by `fill`, tagged UTF-8 when `utf8`
+/// (binary otherwise). The allocation runs under [`protect`]: a
+/// `NoMemoryError` comes back as `Err` instead of unwinding through Rust.
+pub fn string_with(len: usize, utf8: bool, fill: impl FnOnce(&mut [u8])) -> Result<VALUE, VALUE> {
+    // SAFETY: a NULL pointer asks rb_str_new for `len` uninitialised bytes;
+    // we hold the GVL.
+    let string = protect(|| unsafe { rb_sys::rb_str_new(std::ptr::null(), len as _) })?;
+    // SAFETY: a fresh, unshared String of exactly `len` bytes; nothing runs
+    // Ruby code (or the GC) while the slice is alive.
+    let bytes =
+        unsafe { std::slice::from_raw_parts_mut(rb_sys::RSTRING_PTR(string) as *mut u8, len) };
+    fill(bytes);
+    if utf8 {
+        // SAFETY: associating an encoding with an unfrozen String neither
+        // allocates nor raises.
+        unsafe { rb_sys::rb_enc_associate_index(string, rb_sys::rb_utf8_encindex()) };
+    }
+    Ok(string)
+}
+
+/// A binary String holding `bytes` (see [`string_with`]).
+pub fn binary_string(bytes: &[u8]) -> Result<VALUE, VALUE> {
+    string_with(bytes.len(), false, |out| out.copy_from_slice(bytes))
+}
+
+/// The Integer whose big-endian bytes are `bytes`: two's complement when
+/// `signed`, unsigned otherwise. Built under [`protect`].
+pub fn integer_from_be_bytes(bytes: &[u8], signed: bool) -> Result<VALUE, VALUE> {
+    let flags = rb_sys::INTEGER_PACK_BIG_ENDIAN
+        | if signed {
+            rb_sys::INTEGER_PACK_2COMP
+        } else {
+            0
+        };
+    // SAFETY: `bytes` outlives the call; one byte per word, no nails.
+    protect(|| unsafe {
+        rb_sys::rb_integer_unpack(bytes.as_ptr().cast(), bytes.len() as _, 1, 0, flags as _)
+    })
+}
+
+/// A Float (a heap object for values that are not flonums), built under
+/// [`protect`].
+pub fn float(value: f64) -> Result<VALUE, VALUE> {
+    // SAFETY: we hold the GVL.
+    protect(|| unsafe { rb_sys::rb_float_new(value) })
+}
+
+/// Whether `value` is an Integer (a Fixnum or a Bignum). No allocation.
+pub fn is_integer(value: VALUE) -> bool {
+    // SAFETY: a type check on a live VALUE reads only its header.
+    unsafe { rb_sys::RB_INTEGER_TYPE_P(value) }
+}
