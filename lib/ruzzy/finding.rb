@@ -118,8 +118,11 @@ module Ruzzy
       seen
     end
 
+    # The message, or "unhandled exception" for an empty one, as Ruby's own
+    # error printer says.
     def safe_message(exception)
-      exception.message.to_s
+      message = exception.message.to_s
+      message.empty? ? "unhandled exception" : message
     rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
       "(#message raised #{e.class})"
     end
