@@ -54,8 +54,15 @@ module Ruzzy
   # The file extension of the sanitizer preloads.
   DLEXT = Sanitizers::DLEXT
 
+  # Seconds an input may run before it is reported as a timeout
+  # (`timeout-<sha1>`), unless -timeout=N says otherwise. libFuzzer's own
+  # default, 1200, lets a hang stall a short run with nothing reported;
+  # 25 is what ClusterFuzz (OSS-Fuzz) gives libFuzzer targets, so a hang
+  # found here is one OSS-Fuzz reports too (docs/workflow.md).
+  DEFAULT_TIMEOUT = 25
+
   # Flags ruzzy adds to libFuzzer's argument list unless already given.
-  DEFAULT_FLAGS = ["-print_final_stats=1"].freeze
+  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}"].freeze
 
   module_function
 
@@ -157,9 +164,10 @@ module Ruzzy
   end
 
   # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
-  # for an input whose SHA-1 is +sha1+.
-  def artifact_path(kind, sha1)
-    CommandLine.artifact_path(@libfuzzer_argv || DEFAULT_ARGS, kind, sha1)
+  # for an input whose SHA-1 is +sha1+. With exact: false, -exact_artifact_path
+  # (meant for the one finding) is not used ("slow-unit-").
+  def artifact_path(kind, sha1, exact: true)
+    CommandLine.artifact_path(@libfuzzer_argv || DEFAULT_ARGS, kind, sha1, exact:)
   end
 
   # A fuzz target taken instead of fuzzed (see Ruzzy.capture_target).

@@ -76,8 +76,105 @@ class TestFaults < Minitest::Test
       write_harness(dir, "Ruzzy.fuzz(->(data) { data.bytesize.odd? ? nil : 0 })")
       result = ruzzy("harness.rb", "-seed=1", "-timeout=4", "-max_total_time=10", chdir: dir)
       assert_exit 0, result
-      assert_match(/Done \d+ runs in 1\d second/, result.stderr)
+      seconds = result.stderr[/Done \d+ runs in (\d+) second/, 1]
+      assert_operator seconds.to_i, :>=, 10, "the run must last its -max_total_time, not end at a timeout"
       assert_match(/stat::number_of_executed_units/, result.stderr)
+    end
+  end
+
+  # Hangs of every kind end in a timeout report with the Ruby backtrace:
+  # Ruby's own when the target comes back to Ruby (sleep, GC-heavy code, a
+  # regular expression, which checks for interrupts), frames read from the
+  # interpreter when it never does (a C loop). -timeout=2 keeps them short.
+  HANGS = {
+    "sleep" => ["def stuck(data) = sleep(1000)", /in [`']stuck'/],
+    "gc" => [<<~RUBY, /in [`']stuck'/],
+      def stuck(data)
+        keep = []
+        loop { keep << Array.new(1000) { |i| "x\#{i}" }; keep.shift if keep.size > 100 }
+      end
+    RUBY
+    "regex" => ["def stuck(data) = /\\A(?:(a+)\\1?)*\\z/.match?(\"\#{'a' * 26}!\")", /in [`']stuck'/],
+    "c_loop" => ["require_relative 'faults'\ndef stuck(data) = Faults.spin(data)", /in [`']stuck'/]
+  }.freeze
+
+  HANGS.each do |kind, (definition, frame)|
+    define_method("test_hang_in_#{kind}_is_a_timeout_with_its_ruby_backtrace") do
+      in_tmpdir do |dir|
+        build_plain_extension(dir) if kind == "c_loop"
+        write_harness(dir, "#{definition}\nRuzzy.fuzz(->(data) { stuck(data) if data.start_with?('H'); nil })")
+        result = ruzzy("harness.rb", "-seed=1", "-timeout=2", "-runs=#{runs(1_000_000)}", chdir: dir)
+        assert_exit 70, result
+        assert_match(/==ruzzy== the fuzz target ran past -timeout; Ruby backtrace/, result.stderr)
+        assert_match(/harness\.rb:\d+:#{frame.source}/, result.stderr)
+        if kind == "c_loop"
+          assert_match(/read from the interpreter's frames, since the target did not come back to Ruby/,
+                       result.stderr)
+        end
+        assert_match(/ERROR: libFuzzer: timeout after/, result.stderr)
+        assert_equal "H", File.binread(File.join(dir, artifacts(dir, "timeout-").first))[0]
+      end
+    end
+  end
+
+  HANG_ON_H = "Ruzzy.fuzz(->(data) { sleep(1000) if data.start_with?('H'); nil })"
+
+  # Only -max_total_time: the default -timeout (25 s) still catches the hang,
+  # and the run ends within the time plus the timeout.
+  def test_default_timeout_reports_a_hang
+    search_test!
+    in_tmpdir do |dir|
+      write_harness(dir, HANG_ON_H)
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      result = ruzzy("harness.rb", "-seed=1", "-max_total_time=60", chdir: dir)
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+      assert_exit 70, result
+      assert_match(/INFO: ruzzy: an input running longer than 25 s is a timeout/, result.stderr)
+      assert_match(/the fuzz target ran past -timeout; Ruby backtrace/, result.stderr)
+      assert_equal 1, artifacts(dir, "timeout-").size
+      assert_operator elapsed, :<, 60 + 25 + 30
+    end
+  end
+
+  # The same in -fork children: the child reports the timeout and writes the
+  # artifact; the parent goes on (libFuzzer ignores timeouts in fork mode)
+  # and ends at its -max_total_time.
+  def test_default_timeout_reaches_fork_children
+    search_test!
+    in_tmpdir do |dir|
+      write_harness(dir, HANG_ON_H)
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      result = ruzzy("harness.rb", "-seed=1", "-fork=1", "-max_total_time=30", chdir: dir)
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+      assert_equal 1, artifacts(dir, "timeout-").size, result.stderr[-3000..]
+      assert_equal "H", File.binread(File.join(dir, artifacts(dir, "timeout-").first))[0]
+      assert_operator elapsed, :<, 30 + 25 + 30
+    end
+  end
+
+  # An input far slower than the median is reported and kept, and fuzzing
+  # goes on.
+  def test_slow_input_is_reported_and_kept_without_being_a_crash
+    search_test!
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        slow_once = true
+        Ruzzy.fuzz(lambda do |data|
+          if slow_once && data.start_with?("S")
+            slow_once = false
+            sleep 0.5
+          end
+          nil
+        end)
+      RUBY
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(200_000)}", chdir: dir)
+      assert_exit 0, result
+      assert_match(/ruzzy: slow input: \d+\.\d ms, \d+x the median input \([\d.]+ [mu]s\); /, result.stderr)
+      assert_match(/written to .*slow-unit-\h{40}$/, result.stderr)
+      slow = artifacts(dir, "slow-unit-")
+      assert_equal 1, slow.size
+      assert_equal "S", File.binread(File.join(dir, slow.first))[0]
+      assert_empty artifacts(dir)
     end
   end
 

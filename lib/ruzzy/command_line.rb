@@ -44,10 +44,11 @@ module Ruzzy
     end
 
     # Where libFuzzer writes the artifact named +kind+ + +sha1+ (kind is
-    # "crash-", "timeout-", "oom-"), given its argument list.
-    def artifact_path(args, kind, sha1)
-      exact = flag_value(args, "exact_artifact_path")
-      return exact if exact
+    # "crash-", "timeout-", "oom-"), given its argument list; -exact_artifact_path
+    # wins unless +exact+ is false.
+    def artifact_path(args, kind, sha1, exact: true)
+      path = exact && flag_value(args, "exact_artifact_path")
+      return path if path
 
       "#{flag_value(args, "artifact_prefix") || "./"}#{kind}#{sha1}"
     end

@@ -42,6 +42,27 @@ module Ruzzy
       $stderr.flush
     end
 
+    # An input that ran +seconds+, far longer than the median input
+    # (+median+ seconds): not a crash, but often a denial of service in the
+    # making. Kept as slow-unit-<sha1> (where libFuzzer keeps its own slow
+    # units) so it can be replayed; fuzzing goes on.
+    def report_slow_input(input, seconds, median)
+      require "digest/sha1"
+      path = Ruzzy.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
+      File.binwrite(path, input)
+      $stderr.write("==#{Process.pid}== ruzzy: slow input: #{duration(seconds)}, " \
+                    "#{(seconds / median).round}x the median input (#{duration(median)}); " \
+                    "written to #{path}\n")
+      $stderr.flush
+    end
+
+    def duration(seconds)
+      return format("%.2f s", seconds) if seconds >= 1
+      return format("%.1f ms", seconds * 1e3) if seconds >= 1e-3
+
+      format("%.1f us", seconds * 1e6)
+    end
+
     # The custom +name+ (mutator, crossover) +what+ (raised, returned a
     # non-String) +value+: a harness bug, not a finding.
     def report_harness_error(name, what, value)

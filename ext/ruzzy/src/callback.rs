@@ -1,8 +1,9 @@
 //! The per-input callback that libFuzzer calls (`LLVMFuzzerTestOneInput`).
 //!
 //! For each input it creates one binary (ASCII-8BIT) Ruby String, calls the
-//! target's `call` under `rb_protect`, and maps the result to libFuzzer's
-//! return codes. Nothing else is allocated on this path and no lock is taken.
+//! target's `call` under `rb_protect`, times it (see [`crate::slow_inputs`])
+//! and maps the result to libFuzzer's return codes. Nothing else is
+//! allocated on this path and no lock is taken.
 //!
 //! Invariants:
 //! - a Ruby exception never unwinds through libFuzzer: it is caught here and
@@ -13,7 +14,7 @@
 
 use crate::finding;
 use crate::rb;
-use crate::{coverage_hook, target_state};
+use crate::{coverage_hook, slow_inputs, target_state};
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::{c_char, c_int, c_long};
 use std::sync::atomic::AtomicBool;
@@ -79,14 +80,21 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
     crate::signals::adopt_libfuzzer_handlers();
     let outcome = std::panic::catch_unwind(|| run_target(data, size));
     match outcome {
-        Ok(Ok(value)) => match Verdict::from_return(value) {
-            Some(verdict) => verdict.code(),
-            None => finding::bad_return(value),
-        },
-        Ok(Err(error)) if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) => {
+        Ok((Ok(value), elapsed_ns)) => {
+            if let Some(median_ns) = slow_inputs::record(elapsed_ns) {
+                // SAFETY: libFuzzer's input is still valid during this call.
+                let input = unsafe { std::slice::from_raw_parts(data, size) };
+                slow_inputs::report(input, elapsed_ns, median_ns);
+            }
+            match Verdict::from_return(value) {
+                Some(verdict) => verdict.code(),
+                None => finding::bad_return(value),
+            }
+        }
+        Ok((Err(error), _)) if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) => {
             Verdict::Keep.code()
         }
-        Ok(Err(error)) => {
+        Ok((Err(error), _)) => {
             // SAFETY: libFuzzer's input is still valid during this call.
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             finding::exception(error, input)
@@ -95,8 +103,9 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
     }
 }
 
+/// Runs the target on one input; returns its result and how long it ran.
 #[inline(never)]
-fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
+fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
     coverage_hook::begin_input();
     target_state::begin_input();
     let result = rb::protect(|| {
@@ -109,6 +118,5 @@ fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
         // SAFETY: `target` is a live, GC-registered object; one argument.
         unsafe { rb_sys::rb_funcallv(target, id_call, 1, &input) }
     });
-    target_state::end_input();
-    result
+    (result, target_state::end_input())
 }

@@ -68,8 +68,19 @@ pub fn fuzz(
     }
     custom_mutator::register(mutator.as_raw(), crossover.as_raw());
     callback::install_target(target.as_raw(), ignoring);
-    target_state::configure(timeout_secs(&argv));
+    let timeout = timeout_secs(&argv);
+    target_state::configure(timeout);
     let _ = writeln!(std::io::stderr(), "{}", engine.describe());
+    let _ = match timeout {
+        0 => writeln!(
+            std::io::stderr(),
+            "INFO: ruzzy: no per-input timeout (-timeout=0)"
+        ),
+        secs => writeln!(
+            std::io::stderr(),
+            "INFO: ruzzy: an input running longer than {secs} s is a timeout (-timeout=N to change)"
+        ),
+    };
     if let Some(mismatch) = &engine.mismatch {
         let _ = writeln!(
             std::io::stderr(),

@@ -221,6 +221,9 @@ impl FuzzedDataProvider {
 /// Defines `Ruzzy::FuzzedDataProvider` and `Ruzzy::LLVMFuzzedDataProvider`.
 pub fn define(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
     let class: RClass = ruzzy.define_class("FuzzedDataProvider", ruby.class_object())?;
+    // Instances are made by `new` only; without this, Ruby 3.3 and later
+    // warn "undefining the allocator of T_DATA class" on the first one.
+    class.undef_default_alloc_func();
     class.define_singleton_method("new", method!(FuzzedDataProvider::new_ruzzy, 1))?;
     class.define_method(
         "remaining_bytes",

@@ -35,6 +35,18 @@ pub struct Frame {
     pub offset: u64,
 }
 
+/// A Ruby frame of the running thread, for backtraces taken without
+/// Ruby's help (signal handlers).
+pub struct StackFrame {
+    /// The frame's `rb_iseq_t`.
+    pub iseq: *const std::ffi::c_void,
+    /// The instruction the frame is at (Ruby's `calc_pos`: one before pc).
+    pub position: usize,
+    /// The source path and label Strings.
+    pub path: VALUE,
+    pub label: VALUE,
+}
+
 /// What the layout reads from one iseq, for cross-checking in tests.
 pub struct IseqFields {
     pub wrapper_matches: bool,
@@ -260,6 +272,36 @@ mod known {
         }
     }
 
+    /// Calls `each` for every Ruby frame of the running thread, outermost
+    /// first. Reads memory only: no allocation, no lock, no Ruby call but
+    /// `rb_thread_current` (a thread-local read), so a signal handler on the
+    /// thread that holds the GVL may use it.
+    pub unsafe fn each_ruby_frame(mut each: impl FnMut(super::StackFrame)) {
+        // SAFETY (caller): on a Ruby thread; frames between the context's
+        // current frame and the end of its VM stack are live.
+        unsafe {
+            let ec = current_ec();
+            if ec.is_null() || (*ec).cfp.is_null() || (*ec).vm_stack.is_null() {
+                return;
+            }
+            let innermost = (*ec).cfp;
+            let mut cfp = (*ec).vm_stack.add((*ec).vm_stack_size) as *const ControlFrame;
+            while cfp > innermost {
+                cfp = cfp.sub(1);
+                let Some(frame) = frame(cfp, true) else {
+                    continue;
+                };
+                let body = &*(frame.body as *const IseqBody);
+                each(super::StackFrame {
+                    iseq: (*cfp).iseq as *const std::ffi::c_void,
+                    position: (frame.offset as usize).saturating_sub(1),
+                    path: frame.path,
+                    label: body.label,
+                });
+            }
+        }
+    }
+
     /// Cross-checks an event's frame with the public API.
     pub unsafe fn agrees_with_public_api(arg: *mut rb_trace_arg_t) -> bool {
         // SAFETY (caller): as for `event_frame`.
@@ -347,6 +389,10 @@ mod known {
     pub unsafe fn probe_caller() -> Option<(VALUE, i32, i32)> {
         None
     }
+
+    pub unsafe fn each_ruby_frame(_each: impl FnMut(super::StackFrame)) {}
 }
 
-pub use known::{agrees_with_public_api, caller_frame, event_frame, probe_caller, probe_iseq};
+pub use known::{
+    agrees_with_public_api, caller_frame, each_ruby_frame, event_frame, probe_caller, probe_iseq,
+};

@@ -13,6 +13,9 @@
 //!   (the counters and PC table);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
 //! - [`target_state`]: whether the target runs, for signal handlers;
+//! - [`slow_inputs`]: inputs far slower than the median, reported and kept;
+//! - [`ruby_backtrace`]: the target's Ruby backtrace from a signal handler
+//!   (at Ruby's next safe point, or read from the frames);
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
 //!   [`compare_sites`] (one PC per Ruby call site);
 //! - [`custom_mutator`]: mutators and crossover written in Ruby;
@@ -47,10 +50,12 @@ mod layout_probe;
 mod location;
 mod path_registry;
 mod rb;
+mod ruby_backtrace;
 mod ruzzy_error;
 mod sancov_8bit;
 mod sanitizer_stack;
 mod signals;
+mod slow_inputs;
 mod symbolize;
 mod target_state;
 

@@ -127,3 +127,31 @@ pub fn is_integer(value: VALUE) -> bool {
     // SAFETY: a type check on a live VALUE reads only its header.
     unsafe { rb_sys::RB_INTEGER_TYPE_P(value) }
 }
+
+extern "C" {
+    // Exported by libruby 3.1 to 3.4 (checked with `nm -D`); declared here
+    // because rb-sys marks the postponed-job API deprecated from 3.3 on and
+    // does not bind `rb_iseq_line_no` (vm_core.h, internal).
+    fn rb_postponed_job_register_one(
+        flags: std::ffi::c_uint,
+        func: unsafe extern "C" fn(*mut c_void),
+        data: *mut c_void,
+    ) -> c_int;
+    fn rb_iseq_line_no(iseq: *const c_void, position: usize) -> std::ffi::c_uint;
+}
+
+/// Asks Ruby to run `job` on the thread holding the GVL at its next safe
+/// point (an interrupt check). Async-signal-safe: meant for signal handlers.
+pub fn run_at_safe_point(job: unsafe extern "C" fn(*mut c_void)) -> bool {
+    // SAFETY: documented as callable from a signal handler; `job` takes
+    // no data.
+    unsafe { rb_postponed_job_register_one(0, job, std::ptr::null_mut()) > 0 }
+}
+
+/// The source line of instruction `position` of `iseq`. Reads the iseq's
+/// line table only (no allocation, no lock).
+pub fn iseq_line(iseq: *const c_void, position: usize) -> u32 {
+    // SAFETY (module invariant): `iseq` is a live rb_iseq_t of a frame of
+    // this thread, and `position` lies inside its instructions.
+    unsafe { rb_iseq_line_no(iseq, position) }
+}

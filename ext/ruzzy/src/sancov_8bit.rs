@@ -10,10 +10,19 @@
 //! Invariants: allocated once (power-of-two size) before the first event,
 //! never freed or resized; the hot path does loads, stores and arithmetic
 //! only. libFuzzer clears the counters between inputs; ruzzy clears the
-//! previous location at the start of each input.
+//! previous location at the start of each input. The previous location is
+//! per thread: a thread the target starts makes edges of its own code, never
+//! edges between its locations and the main thread's, whose order would
+//! depend on thread switches.
 
 use crate::path_registry::PathId;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+
+thread_local! {
+    /// The previous location of this thread, shifted right by one.
+    static PREVIOUS: Cell<u64> = const { Cell::new(0) };
+}
 
 /// First fake PC; PCs are `PC_BASE + PC_STRIDE * counter index`.
 pub const PC_BASE: usize = 0x1000;
@@ -49,7 +58,6 @@ pub struct EdgeMap {
     pub pcs: Box<[PcEntry]>,
     first_hits: Box<[FirstHit]>,
     mask: u64,
-    previous: AtomicU64,
 }
 
 impl EdgeMap {
@@ -73,7 +81,6 @@ impl EdgeMap {
                 })
                 .collect(),
             mask: size as u64 - 1,
-            previous: AtomicU64::new(0),
         }
     }
 
@@ -81,18 +88,17 @@ impl EdgeMap {
         self.counters.len()
     }
 
-    /// Forgets the previous location (start of an input).
+    /// Forgets this thread's previous location (start of an input).
     #[inline(always)]
     pub fn reset_previous(&self) {
-        self.previous.store(0, Ordering::Relaxed);
+        PREVIOUS.set(0);
     }
 
     /// Records the edge into `location`; returns the counter index and
     /// whether this counter was never reached before in this process.
     #[inline(always)]
     pub fn hit(&self, location: u64) -> (usize, bool) {
-        let previous = self.previous.load(Ordering::Relaxed);
-        self.previous.store(location >> 1, Ordering::Relaxed);
+        let previous = PREVIOUS.replace(location >> 1);
         let index = ((location ^ previous) & self.mask) as usize;
         let counter = &self.counters[index];
         let value = counter.load(Ordering::Relaxed);
@@ -149,5 +155,19 @@ mod tests {
         map.hit(2);
         let (ba, _) = map.hit(1);
         assert_ne!(ab, ba);
+    }
+
+    #[test]
+    fn each_thread_has_its_own_previous_location() {
+        let map = EdgeMap::new(1024);
+        map.reset_previous();
+        let (alone, _) = map.hit(7);
+        map.reset_previous();
+        map.hit(3);
+        let other = std::thread::scope(|scope| scope.spawn(|| map.hit(7).0).join().unwrap());
+        assert_eq!(
+            other, alone,
+            "another thread's edge must not start at this thread's location"
+        );
     }
 }

@@ -19,18 +19,38 @@
 //!     overflow) still goes to Ruby, which raises `SystemStackError`;
 //!     anything else goes to libFuzzer's crash handling (report, the Ruby
 //!     backtrace, `crash-<sha1>`, `-error_exitcode`).
-//!   - SIGALRM: when the input has run past `-timeout`, the Ruby backtrace
-//!     of the target is printed before libFuzzer's timeout report.
+//!   - SIGALRM: when the input has run past `-timeout`, libFuzzer's
+//!     timeout report waits for the Ruby backtrace of the target: Ruby
+//!     prints it at its next safe point and the report follows; if the
+//!     target does not come back to Ruby within [`GRACE_SECS`] (C code: a
+//!     regular expression on Ruby 3.1, a C extension), the frames are read
+//!     without Ruby's help (async-signal-safe) and the report follows.
 //!
 //! Invariants: every handler here is async-signal-safe up to the point
 //! where the process is about to die; handlers are installed once and
 //! never removed.
 
 use crate::engine;
+use crate::ruby_backtrace;
 use crate::target_state;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// How long a timed-out target may take to reach a safe point, where Ruby
+/// prints its backtrace, before the frames are read without Ruby's help.
+const GRACE_SECS: u32 = 1;
+
+/// The timeout report: not started, or waiting for Ruby's safe point.
+const TIMEOUT_IDLE: u8 = 0;
+const TIMEOUT_WAITING: u8 = 1;
+static TIMEOUT_STATE: AtomicU8 = AtomicU8::new(TIMEOUT_IDLE);
+
+const TIMEOUT_HEADLINE: &str =
+    "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace (innermost last):\n";
+const TIMEOUT_RAW_HEADLINE: &str = "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace \
+(innermost last; read from the interpreter's frames, since the target did not come back to Ruby \
+within 1 s: it is inside C code):\n";
 
 const HANDED_TO_LIBFUZZER: [libc::c_int; 5] = [
     libc::SIGINT,
@@ -239,14 +259,64 @@ extern "C" fn on_deadly_signal(
 }
 
 extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
-    if target_state::timed_out() {
-        target_state::print_ruby_backtrace(
-            "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace (innermost last):\n",
-        );
+    if target_state::timed_out() && target_state::running_here() {
+        if TIMEOUT_STATE.swap(TIMEOUT_WAITING, Ordering::Relaxed) == TIMEOUT_IDLE
+            && ruby_backtrace::at_safe_point(finish_timeout)
+        {
+            // One more alarm after the grace period, in case Ruby never
+            // gets to run the job. SAFETY: alarm is async-signal-safe.
+            unsafe { libc::alarm(GRACE_SECS) };
+            return;
+        }
+        // The grace period is over (or no job could be registered).
+        target_state::print_ruby_backtrace(TIMEOUT_RAW_HEADLINE);
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
         forward(action, signal, info, context);
     }
+}
+
+/// Runs at Ruby's safe point after a timeout alarm: prints Ruby's own
+/// backtrace, then lets libFuzzer report the timeout (which ends the
+/// process). If the input finished in the meantime, re-arms libFuzzer's
+/// periodic alarm, which the grace alarm replaced, and does nothing else.
+fn finish_timeout() {
+    if TIMEOUT_STATE.swap(TIMEOUT_IDLE, Ordering::Relaxed) != TIMEOUT_WAITING {
+        return;
+    }
+    if !(target_state::timed_out() && target_state::running_here()) {
+        restore_libfuzzer_timer();
+        return;
+    }
+    if target_state::claim_report() {
+        ruby_backtrace::print_exact(TIMEOUT_HEADLINE);
+    }
+    if let Some(action) = LIBFUZZER[ALARM].get() {
+        forward(
+            action,
+            libc::SIGALRM,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// libFuzzer's own timer: every `-timeout / 2 + 1` seconds.
+fn restore_libfuzzer_timer() {
+    let timeout = target_state::timeout_secs();
+    if timeout == 0 {
+        return;
+    }
+    let period = libc::timeval {
+        tv_sec: (timeout / 2 + 1) as libc::time_t,
+        tv_usec: 0,
+    };
+    let timer = libc::itimerval {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: setting the real-time interval timer from a valid struct.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
 }
 
 /// Ruby's own test for a machine stack overflow (signal.c,

@@ -3,9 +3,9 @@
 //! backtrace makes sense.
 //!
 //! Invariants: only atomics and `clock_gettime` (async-signal-safe); the
-//! per-input cost is two relaxed stores and one coarse clock read.
+//! per-input cost is three relaxed stores and two clock reads (vDSO).
 
-use std::io::Write;
+use crate::ruby_backtrace;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 static IN_TARGET: AtomicBool = AtomicBool::new(false);
@@ -20,13 +20,18 @@ fn now_ns() -> u64 {
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime only writes `time`; it is async-signal-safe.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut time) };
     time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
 }
 
 fn current_thread() -> usize {
     // SAFETY: pthread_self has no preconditions.
     unsafe { libc::pthread_self() as usize }
+}
+
+/// libFuzzer's `-timeout` in seconds.
+pub fn timeout_secs() -> u64 {
+    TIMEOUT_SECS.load(Ordering::Relaxed)
 }
 
 /// Records the thread that runs the target and libFuzzer's `-timeout`.
@@ -42,10 +47,11 @@ pub fn begin_input() {
     IN_TARGET.store(true, Ordering::Relaxed);
 }
 
-/// The target returned (or raised).
+/// The target returned (or raised); returns how long it ran, in ns.
 #[inline(always)]
-pub fn end_input() {
+pub fn end_input() -> u64 {
     IN_TARGET.store(false, Ordering::Relaxed);
+    now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
 }
 
 /// Marks the finding as described by ruzzy; later crash paths (libFuzzer
@@ -58,23 +64,27 @@ pub fn mark_reported() {
 pub fn timed_out() -> bool {
     let timeout = TIMEOUT_SECS.load(Ordering::Relaxed);
     let elapsed = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed));
-    // A coarse clock may trail libFuzzer's by a few milliseconds.
+    // libFuzzer counts whole seconds of its own clock: allow for rounding.
     timeout > 0 && elapsed + 50_000_000 >= timeout * 1_000_000_000
 }
 
+/// Whether the target is running on this thread right now.
+pub fn running_here() -> bool {
+    IN_TARGET.load(Ordering::Relaxed) && FUZZING_THREAD.load(Ordering::Relaxed) == current_thread()
+}
+
+/// Claims the one report of this process: true the first time only.
+pub fn claim_report() -> bool {
+    !REPORTED.swap(true, Ordering::Relaxed)
+}
+
 /// Prints the Ruby backtrace of the running target, once, if the target is
-/// running on this thread. Returns whether it printed.
+/// running on this thread, reading the frames without Ruby's help
+/// (async-signal-safe). Returns whether it printed.
 pub fn print_ruby_backtrace(headline: &str) -> bool {
-    if !IN_TARGET.load(Ordering::Relaxed)
-        || FUZZING_THREAD.load(Ordering::Relaxed) != current_thread()
-        || REPORTED.swap(true, Ordering::Relaxed)
-    {
+    if !running_here() || !claim_report() {
         return false;
     }
-    let _ = std::io::stderr().write_all(headline.as_bytes());
-    // SAFETY: the target runs on this thread, so the interpreter's frame
-    // stack is the target's; rb_backtrace only walks it and writes to
-    // stderr. This runs only on the way to process exit (crash, timeout).
-    unsafe { rb_sys::rb_backtrace() };
+    ruby_backtrace::print_raw(headline);
     true
 }

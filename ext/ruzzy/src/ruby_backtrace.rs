@@ -1,0 +1,94 @@
+//! The Ruby backtrace of the running fuzz target, for reports made from
+//! signal handlers (timeouts, deadly signals), where Ruby's own
+//! `rb_backtrace` is not safe: it may allocate, and the signal may have
+//! landed inside `malloc` or the garbage collector.
+//!
+//! Two ways, the safe one first:
+//! - [`at_safe_point`]: Ruby runs a postponed job at its next interrupt
+//!   check; the job prints Ruby's own backtrace, then finishes the report.
+//!   Exact, but it needs the target to come back to Ruby.
+//! - [`print_raw`]: walks the interpreter's frames through
+//!   [`crate::interpreter_layout`], reading memory only, and writes with
+//!   `write(2)`: async-signal-safe, for a target stuck in C code (a
+//!   catastrophic regular expression on Ruby 3.1, a C extension) and for
+//!   deadly signals. Nothing on a Ruby without a known layout.
+//!
+//! Invariant: nothing here allocates, takes a lock or calls Ruby, except
+//! the postponed job, which runs where Ruby allows anything.
+
+use crate::{interpreter_layout, location, rb};
+use std::ffi::c_void;
+use std::io::{Cursor, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What runs after the job has printed the backtrace (set once).
+static THEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Writes `bytes` to standard error (`write(2)`: async-signal-safe).
+pub fn write_stderr(bytes: &[u8]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // SAFETY: writing a valid buffer to fd 2.
+        let written = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+        if written <= 0 {
+            return;
+        }
+        rest = &rest[written as usize..];
+    }
+}
+
+/// Prints `headline` and the Ruby frames of this thread, innermost last,
+/// as `rb_backtrace` would. Returns whether any frame was found.
+pub fn print_raw(headline: &str) -> bool {
+    write_stderr(headline.as_bytes());
+    let mut printed = false;
+    // SAFETY: called on the thread that runs the target (callers check),
+    // whose frames are live while it is stopped in this handler.
+    unsafe {
+        interpreter_layout::each_ruby_frame(|frame| {
+            let mut line = [0u8; 640];
+            let mut cursor = Cursor::new(&mut line[..]);
+            let path = location::string_bytes(frame.path).unwrap_or(b"?");
+            let label = location::string_bytes(frame.label).unwrap_or(b"?");
+            let number = rb::iseq_line(frame.iseq, frame.position);
+            let _ = cursor
+                .write_all(b"\tfrom ")
+                .and_then(|_| cursor.write_all(&path[..path.len().min(400)]))
+                .and_then(|_| write!(cursor, ":{number}:in '"))
+                .and_then(|_| cursor.write_all(&label[..label.len().min(160)]))
+                .and_then(|_| cursor.write_all(b"'\n"));
+            let end = cursor.position() as usize;
+            write_stderr(&line[..end]);
+            printed = true;
+        });
+    }
+    if !printed {
+        write_stderr(b"\t(no Ruby frames could be read on this Ruby)\n");
+    }
+    printed
+}
+
+/// Prints `headline` and Ruby's own backtrace (exact lines). Only at a
+/// safe point, never in a signal handler.
+pub fn print_exact(headline: &str) {
+    write_stderr(headline.as_bytes());
+    // SAFETY: called from a postponed job, where Ruby may run anything;
+    // rb_backtrace walks this thread's frames and writes to stderr.
+    unsafe { rb_sys::rb_backtrace() };
+}
+
+/// Asks Ruby to run `then` at its next safe point (see [`print_exact`]).
+/// Async-signal-safe. Returns false when the job could not be registered.
+pub fn at_safe_point(then: fn()) -> bool {
+    THEN.store(then as usize, Ordering::Relaxed);
+    rb::run_at_safe_point(job)
+}
+
+unsafe extern "C" fn job(_data: *mut c_void) {
+    let then = THEN.load(Ordering::Relaxed);
+    if then != 0 {
+        // SAFETY: THEN only ever holds a `fn()` stored by `at_safe_point`.
+        let then: fn() = unsafe { std::mem::transmute(then) };
+        then();
+    }
+}
