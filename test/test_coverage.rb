@@ -63,6 +63,52 @@ class TestCoverage < Minitest::Test
     end
   end
 
+  # A target that runs different code in three threads, which interleave
+  # differently every time (each step sleeps a random time, so the OS
+  # decides who runs next).
+  THREADED = <<~RUBY
+    module Threaded
+      def self.north(n) = n.even? ? :even : :odd
+      def self.south(n) = n > 100 ? :high : :low
+      def self.west(n) = (n % 3).zero? ? :three : :other
+
+      def self.run(data)
+        %i[north south west].map do |direction|
+          Thread.new do
+            data.each_byte { |b| send(direction, b); sleep(rand(0.0005)) }
+          end
+        end.each(&:join)
+      end
+    end
+  RUBY
+
+  THREADED_REPLAY = <<~RUBY
+    require "ruzzy"
+    Ruzzy::Coverage.start
+    require_relative "threaded"
+    seen = Array.new(20) do
+      Ruzzy._clear_counters
+      Threaded.run("abcdefgh\x01\x02".b)
+      Ruzzy._counters_hit
+    end
+    puts seen.map(&:size).min, seen.uniq.size
+  RUBY
+
+  # Each thread's edges are its own, so the same input reaches the same
+  # counters every time, however the threads interleave (and whichever
+  # native thread Ruby reuses for them).
+  def test_threads_give_the_same_counters_for_the_same_input
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "threaded.rb"), THREADED)
+      File.write(File.join(dir, "replay.rb"), THREADED_REPLAY)
+      result = ruby("replay.rb", chdir: dir)
+      assert_exit 0, result
+      reached, variants = result.stdout.split.map(&:to_i)
+      assert_operator reached, :>, 5, "the threads' code should reach counters"
+      assert_equal 1, variants, "the same input reached different counters"
+    end
+  end
+
   def test_the_two_arms_of_a_one_line_ternary_differ
     in_tmpdir do |dir|
       counters, = replay(dir)

@@ -75,9 +75,10 @@ class TestFuzzTests < Minitest::Test
 
   def test_ci_summary_with_findings
     in_project do |dir|
-      result = ruzzy("ci", "--seconds=10", chdir: dir)
+      # Bounded by runs (seeded), not by time: the same budget on any machine.
+      result = ruzzy("ci", "--seconds=600", "--", "-seed=1", "-runs=#{runs(4_000_000)}", chdir: dir)
       assert_exit 77, result
-      assert_match(/ruzzy ci: 3 fuzz test\(s\), 10 s each/, result.stdout)
+      assert_match(/ruzzy ci: 3 fuzz test\(s\), 600 s each/, result.stdout)
       assert_match(%r{FOUND  verifies any record \(test/checksum_fuzz_test\.rb\): RuntimeError: unsupported version},
                    result.stdout)
       assert_match(%r{input: test/fuzz/verifies_any_record/crash-\h{40}}, result.stdout)

@@ -139,8 +139,8 @@ class TestFuzzing < Minitest::Test
       write_harness(dir, "Ruzzy.fuzz(->(data) { data.bytesize > 100 ? 0 : nil })")
       Open3.popen3("ruzzy", "harness.rb", "-seed=1", "-max_total_time=120", chdir: dir) do |_in, out, err, wait|
         log = +""
+        # libFuzzer's SIGINT handler is in place before it prints INITED.
         log << err.readpartial(4096) until log.include?("INITED")
-        sleep 0.5
         Process.kill("INT", wait.pid)
         log << err.read
         out.read

@@ -112,6 +112,7 @@ fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
         // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
         // for the duration of this call; rb_str_new copies them. We hold the
         // GVL (the driver runs on the thread that called Ruzzy.fuzz).
+        rb::no_memory_injected_at("input");
         let input = unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) };
         let target = TARGET.load(Ordering::Relaxed) as VALUE;
         let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;

@@ -22,6 +22,10 @@ use std::sync::OnceLock;
 /// RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH (internal events).
 const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
 
+/// RUBY_EVENT_THREAD_BEGIN: a Ruby thread starts, possibly on a native
+/// thread Ruby reuses, whose previous location belongs to an earlier one.
+const THREAD_BEGIN: u32 = 0x0400;
+
 pub struct Coverage {
     pub map: EdgeMap,
     pub paths: PathRegistry,
@@ -58,6 +62,7 @@ pub fn start(
         .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "coverage state lost"))?;
     engine::get().register_coverage(&coverage.map);
     crate::rb::add_raw_event_hook(on_coverage_event, COVERAGE_EVENTS);
+    crate::rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
     Ok(true)
 }
 
@@ -136,6 +141,12 @@ const COMPARE_SITE_SALT: u64 = 0x5bd1_e995_c0ff_ee00;
 /// Called by the driver callback before each input.
 #[inline(always)]
 pub fn begin_input() {
+    if let Some(coverage) = get() {
+        coverage.map.reset_previous();
+    }
+}
+
+unsafe extern "C" fn on_thread_begin(_data: VALUE, _arg: *mut rb_trace_arg_t) {
     if let Some(coverage) = get() {
         coverage.map.reset_previous();
     }

@@ -17,14 +17,15 @@
 //! driver starts; every Ruby call runs under `rb_protect`.
 
 use crate::rb;
-use magnus::{Error, RString, Ruby};
+use magnus::{Error, RString, Ruby, Value};
 use rb_sys::VALUE;
 use std::ffi::{c_char, c_int, c_long};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static MUTATOR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
-/// Set while libFuzzer runs in this process (LLVMFuzzerMutate is usable).
+/// Set once the driver is about to start with a custom mutator registered
+/// (from then on LLVMFuzzerMutate is usable from the mutator).
 static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
 
 extern "C" {
@@ -58,23 +59,28 @@ pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
     c_int::from(is_set(&CROSSOVER))
 }
 
-/// Calls `callable.call(*args)` and copies the String it returns into
-/// `out` (at most `max` bytes). Returns the new size.
-fn call_into(
+/// Calls `callable.call(*args)`, with the arguments `build` makes, and
+/// copies the String it returns into `out` (at most `max` bytes). Returns
+/// the new size. The arguments are built under the same `rb_protect` as the
+/// call, so a failed allocation is reported like an exception the callable
+/// raised, never unwinding through libFuzzer.
+fn call_into<const N: usize>(
     callable: &AtomicUsize,
     name: &str,
-    args: &[VALUE],
+    build: impl FnOnce() -> [VALUE; N],
     out: *mut u8,
     max: usize,
 ) -> usize {
     let result = rb::protect(|| {
+        rb::no_memory_injected_at("mutator");
+        let args = build();
         // SAFETY: a live, GC-registered callable; `args` are live VALUEs on
-        // this stack frame.
+        // this stack frame (the GC scans it).
         unsafe {
             rb_sys::rb_funcallv(
                 callable.load(Ordering::Relaxed) as VALUE,
                 rb::intern(c"call"),
-                args.len() as c_int,
+                N as c_int,
                 args.as_ptr(),
             )
         }
@@ -95,11 +101,13 @@ fn call_into(
     }
 }
 
+/// A binary String of libFuzzer's bytes. Only inside `rb::protect`.
 fn binary(data: *const u8, size: usize) -> VALUE {
     // SAFETY: libFuzzer's buffer holds `size` bytes; rb_str_new copies them.
     unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) }
 }
 
+/// An Integer (a Bignum for large values). Only inside `rb::protect`.
 fn integer(value: usize) -> VALUE {
     // SAFETY: converts a C integer to a Ruby Integer; no Ruby code runs.
     unsafe { rb_sys::rb_ull2inum(value as u64) }
@@ -116,12 +124,14 @@ pub extern "C" fn ruzzy_custom_mutator(
         // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
         return unsafe { LLVMFuzzerMutate(data, size, max_size) };
     }
-    let args = [
-        binary(data, size),
-        integer(max_size),
-        integer(seed as usize),
-    ];
-    call_into(&MUTATOR, "mutator", &args, data, max_size)
+    let args = || {
+        [
+            binary(data, size),
+            integer(max_size),
+            integer(seed as usize),
+        ]
+    };
+    call_into(&MUTATOR, "mutator", args, data, max_size)
 }
 
 #[no_mangle]
@@ -137,17 +147,19 @@ pub extern "C" fn ruzzy_custom_crossover(
     if !is_set(&CROSSOVER) {
         return 0;
     }
-    let args = [
-        binary(data1, size1),
-        binary(data2, size2),
-        integer(max_out_size),
-        integer(seed as usize),
-    ];
-    call_into(&CROSSOVER, "crossover", &args, out, max_out_size)
+    let args = || {
+        [
+            binary(data1, size1),
+            binary(data2, size2),
+            integer(max_out_size),
+            integer(seed as usize),
+        ]
+    };
+    call_into(&CROSSOVER, "crossover", args, out, max_out_size)
 }
 
 /// `Ruzzy._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
-pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<RString, Error> {
+pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<Value, Error> {
     if !DRIVER_RUNNING.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
         return Err(Error::new(
             ruby.exception_runtime_error(),
@@ -161,5 +173,5 @@ pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<RString, Er
     // SAFETY: `buffer` has room for max(size, max_size) bytes.
     let new_size = unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size.max(1)) };
     buffer.truncate(new_size);
-    Ok(ruby.str_from_slice(&buffer))
+    crate::ruzzy_error::value_of(rb::binary_string(&buffer))
 }

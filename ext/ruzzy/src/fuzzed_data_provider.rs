@@ -14,10 +14,9 @@
 
 use crate::data_provider::{ArgError, DataProvider, RangeWidth, Rules, SignedTail};
 use crate::rb;
-use crate::ruzzy_error::tagged;
+use crate::ruzzy_error::{tagged, value_of};
 use magnus::{
-    method, prelude::*, rb_sys::FromRawValue, typed_data::Obj, Error, Exception, Integer, RClass,
-    RModule, RString, Ruby, Value,
+    method, prelude::*, typed_data::Obj, Error, Integer, RClass, RModule, RString, Ruby, Value,
 };
 
 #[magnus::wrap(class = "Ruzzy::FuzzedDataProvider", free_immediately, size)]
@@ -25,26 +24,6 @@ pub struct FuzzedDataProvider(DataProvider);
 
 fn argument_error(ruby: &Ruby, message: ArgError) -> Error {
     tagged(ruby, "InvalidArgumentsError", message)
-}
-
-/// A Ruby exception caught by `rb::protect`, raised again by magnus.
-fn reraise(error: rb_sys::VALUE) -> Error {
-    // SAFETY: `error` is the live exception object rb_protect caught.
-    let value = unsafe { Value::from_raw(error) };
-    match Exception::from_value(value) {
-        Some(exception) => Error::from(exception),
-        None => Error::new(
-            Ruby::get_with(value).exception_runtime_error(),
-            "non-local exit",
-        ),
-    }
-}
-
-fn value_of(result: Result<rb_sys::VALUE, rb_sys::VALUE>) -> Result<Value, Error> {
-    // SAFETY: a live object just returned by the Ruby C API.
-    result
-        .map(|raw| unsafe { Value::from_raw(raw) })
-        .map_err(reraise)
 }
 
 /// The Integer with big-endian `bytes` (see [`rb::integer_from_be_bytes`]).

@@ -10,6 +10,7 @@
 
 use rb_sys::{rb_trace_arg_t, ruby_special_consts, VALUE};
 use std::ffi::{c_int, c_void};
+use std::sync::OnceLock;
 
 pub const QNIL: VALUE = ruby_special_consts::RUBY_Qnil as VALUE;
 
@@ -75,13 +76,42 @@ pub fn add_raw_event_hook(hook: RawEventHook, events: u32) {
     unsafe { rb_add_event_hook2(hook, events, QNIL, RAW_HOOK_FLAGS) };
 }
 
+static NO_MEMORY_AT: OnceLock<Option<Box<str>>> = OnceLock::new();
+
+/// Test hook for the paths a failed allocation takes: when the environment
+/// variable `RUZZY_INJECT_NO_MEMORY` names `site`, raises `NoMemoryError`
+/// as Ruby does when an allocation fails. Sites: `string`, `integer` and
+/// `float` (the helpers below), `input` (the target's input), `mutator`
+/// (a custom mutator's or crossover's arguments). Call only inside
+/// [`protect`].
+pub fn no_memory_injected_at(site: &str) {
+    let injected = NO_MEMORY_AT.get_or_init(|| {
+        std::env::var("RUZZY_INJECT_NO_MEMORY")
+            .ok()
+            .map(String::into_boxed_str)
+    });
+    if injected.as_deref() == Some(site) {
+        // SAFETY: raising inside `protect` (the documented precondition),
+        // which catches it; the message is a NUL-terminated literal.
+        unsafe {
+            rb_sys::rb_raise(
+                rb_sys::rb_eNoMemError,
+                c"failed to allocate memory (RUZZY_INJECT_NO_MEMORY)".as_ptr(),
+            )
+        }
+    }
+}
+
 /// A new String of `len` bytes written by `fill`, tagged UTF-8 when `utf8`
 /// (binary otherwise). The allocation runs under [`protect`]: a
 /// `NoMemoryError` comes back as `Err` instead of unwinding through Rust.
 pub fn string_with(len: usize, utf8: bool, fill: impl FnOnce(&mut [u8])) -> Result<VALUE, VALUE> {
-    // SAFETY: a NULL pointer asks rb_str_new for `len` uninitialised bytes;
-    // we hold the GVL.
-    let string = protect(|| unsafe { rb_sys::rb_str_new(std::ptr::null(), len as _) })?;
+    let string = protect(|| {
+        no_memory_injected_at("string");
+        // SAFETY: a NULL pointer asks rb_str_new for `len` uninitialised
+        // bytes; we hold the GVL.
+        unsafe { rb_sys::rb_str_new(std::ptr::null(), len as _) }
+    })?;
     // SAFETY: a fresh, unshared String of exactly `len` bytes; nothing runs
     // Ruby code (or the GC) while the slice is alive.
     let bytes =
@@ -109,17 +139,23 @@ pub fn integer_from_be_bytes(bytes: &[u8], signed: bool) -> Result<VALUE, VALUE>
         } else {
             0
         };
-    // SAFETY: `bytes` outlives the call; one byte per word, no nails.
-    protect(|| unsafe {
-        rb_sys::rb_integer_unpack(bytes.as_ptr().cast(), bytes.len() as _, 1, 0, flags as _)
+    protect(|| {
+        no_memory_injected_at("integer");
+        // SAFETY: `bytes` outlives the call; one byte per word, no nails.
+        unsafe {
+            rb_sys::rb_integer_unpack(bytes.as_ptr().cast(), bytes.len() as _, 1, 0, flags as _)
+        }
     })
 }
 
 /// A Float (a heap object for values that are not flonums), built under
 /// [`protect`].
 pub fn float(value: f64) -> Result<VALUE, VALUE> {
-    // SAFETY: we hold the GVL.
-    protect(|| unsafe { rb_sys::rb_float_new(value) })
+    protect(|| {
+        no_memory_injected_at("float");
+        // SAFETY: we hold the GVL.
+        unsafe { rb_sys::rb_float_new(value) }
+    })
 }
 
 /// Whether `value` is an Integer (a Fixnum or a Bignum). No allocation.
