@@ -67,9 +67,12 @@ class TestApi < Minitest::Test
     assert_raises(TypeError) { Ruzzy._fuzz(->(_) {}, "prog", false, nil, nil) }
   end
 
-  def test_final_stats_are_on_unless_the_user_chose
-    assert_equal ["prog", "-print_final_stats=1", "-runs=1"], Ruzzy.libfuzzer_args(["prog", "-runs=1"])
-    assert_equal ["prog", "-print_final_stats=0"], Ruzzy.libfuzzer_args(["prog", "-print_final_stats=0"])
+  def test_default_flags_unless_the_user_chose
+    assert_equal ["prog", "-print_final_stats=1", "-timeout=25", "-runs=1"], Ruzzy.libfuzzer_args(["prog", "-runs=1"])
+    assert_equal ["prog", "-timeout=25", "-print_final_stats=0"],
+                 Ruzzy.libfuzzer_args(["prog", "-print_final_stats=0"])
+    assert_equal ["prog", "-print_final_stats=1", "-timeout=3"], Ruzzy.libfuzzer_args(["prog", "-timeout=3"]),
+                 "-timeout=N wins over the default"
   end
 
   def test_engine_line_names_the_bundled_libfuzzer
