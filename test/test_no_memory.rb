@@ -50,24 +50,17 @@ class TestNoMemory < Minitest::Test
     end
   end
 
-  def test_failed_mutator_argument_allocation_is_reported
-    in_tmpdir do |dir|
-      write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
-      result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir, env: inject("mutator"))
-      assert_exit 2, result
-      assert_match(/the custom mutator raised; it must return the new input as a String/, result.stderr)
-      assert_match(/NoMemoryError: failed to allocate memory/, result.stderr)
-      refute_match(/panic|\[BUG\]|deadly signal/, result.stderr)
-    end
-  end
-
-  def test_failed_allocation_in_ruzzy_mutate_is_reported
-    in_tmpdir do |dir|
-      write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
-      result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir, env: inject("string"))
-      assert_exit 2, result
-      assert_match(/NoMemoryError: failed to allocate memory/, result.stderr)
-      refute_match(/panic|\[BUG\]|deadly signal/, result.stderr)
+  # The mutator's arguments ("mutator") and Ruzzy.mutate's result ("string").
+  def test_failed_allocation_around_a_custom_mutator_is_a_harness_error
+    %w[mutator string].each do |site|
+      in_tmpdir do |dir|
+        write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
+        result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir, env: inject(site))
+        assert_exit 2, result
+        assert_match(/the custom mutator raised; it must return the new input as a String/, result.stderr)
+        assert_match(/NoMemoryError: failed to allocate memory/, result.stderr)
+        refute_match(/panic|\[BUG\]|deadly signal/, result.stderr)
+      end
     end
   end
 end
