@@ -4,11 +4,13 @@
 # `ruby bench/run.rb SECTION...` for some sections only.
 #
 # Environment: BENCH_SECONDS (per stdlib parser, default 10),
+# BENCH_CORPUS_SECONDS (the run that builds each parser's corpus, default 60),
 # BENCH_SEEDS (seeds for solve times, default "1,2,3").
 #
 # Every number comes from this run on this machine; compare ratios, not
 # absolute values, between machines.
 
+require "fileutils"
 require "open3"
 require "rbconfig"
 require "tmpdir"
@@ -83,20 +85,26 @@ module Bench
           ["what", "execs/s", "ns/input", "overhead ns/input"], rows)
   end
 
-  # Cost per coverage event.
+  # Cost of coverage per call of two small targets, and per unit of work:
+  # per line and branch event Ruby's own Coverage counts (a loop), and per
+  # `if` (100 of them).
   def events
     script = File.join(DIR, "events.rb")
-    count = Integer(ruby(script, "count").first.lines.last)
     iterations = 200_000
-    times = %w[untraced traced builtin].to_h do |mode|
-      [mode, median(Array.new(3) { Float(ruby(script, mode, iterations.to_s).first.lines.last) })]
+    rows = [["hundred_events", "25-iteration loop", nil], ["hundred_ifs", "100 `if`s", 100]].map do |name, label, ifs|
+      count = Integer(ruby(script, "count", name).first.lines.last)
+      times = %w[untraced traced builtin].to_h do |mode|
+        [mode, median(Array.new(3) { Float(ruby(script, mode, iterations.to_s, name).first.lines.last) })]
+      end
+      units = ifs || count
+      per_unit = ->(mode) { (times[mode] - times["untraced"]) / units }
+      ["#{label} (#{count} events with Ruby's line counting)", fmt(times["untraced"]), fmt(times["traced"]),
+       "#{fmt(per_unit.call("traced"), 1)} per #{ifs ? "if" : "event"}", fmt(times["builtin"]),
+       fmt(per_unit.call("builtin"), 1)]
     end
-    per_event = ->(mode) { (times[mode] - times["untraced"]) / count }
-    table("Coverage: cost per event (#{count} line and branch events per call, median of 3)",
-          ["mode", "ns/call", "ns/event over untraced"],
-          [["untraced (no coverage)", fmt(times["untraced"]), "-"],
-           ["ruzzy coverage hooks", fmt(times["traced"]), fmt(per_event.call("traced"), 1)],
-           ["Ruby's built-in Coverage (for reference)", fmt(times["builtin"]), fmt(per_event.call("builtin"), 1)]])
+    table("Coverage: ns per call (median of 3), and over untraced per event or per `if`",
+          ["target", "untraced", "ruzzy", "ruzzy, over untraced", "Ruby's Coverage (lines, branches)",
+           "Ruby's Coverage, over untraced"], rows)
   end
 
   # Cost of one hooked comparison.
@@ -113,18 +121,79 @@ module Bench
           ["comparison", "plain Ruby", "hooked"], rows)
   end
 
+  PARSERS = %w[uri csv ipaddr time rexml psych].freeze
+  CORPUS_SECONDS = Integer(ENV.fetch("BENCH_CORPUS_SECONDS", "60"))
+  WORK = Dir.mktmpdir("ruzzy-bench-corpora")
+  at_exit { FileUtils.rm_rf(WORK) }
+
+  def target(name)
+    File.join(DIR, "targets", "#{name}.rb")
+  end
+
+  # One fuzzing run of a standard-library parser target with ruzzy's
+  # +flags+, from the +corpus+ directories (the first one receives new
+  # inputs); returns [execs/s, last status line, output, execs].
+  def fuzz_parser(name, *flags, corpus: [], seconds: SECONDS)
+    output, elapsed, = ruzzy(*flags, target(name), *corpus, "-seed=1", "-max_total_time=#{seconds}")
+    execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+    [execs.fdiv([elapsed, seconds].min), output.lines.grep(/\A#\d+\s/).last.to_s, output, execs]
+  end
+
+  # The corpus one default run of CORPUS_SECONDS builds for +name+ (made
+  # once per bench run); its directory and the run's execs/s.
+  def corpus(name)
+    @corpora ||= {}
+    @corpora[name] ||= begin
+      dir = File.join(WORK, name)
+      FileUtils.mkdir_p(dir)
+      speed, = fuzz_parser(name, corpus: [dir], seconds: CORPUS_SECONDS)
+      [dir, speed]
+    end
+  end
+
+  # What coverage costs on real parsers: exec/s with everything on, without
+  # comparison hooks, and with neither (the target's own speed under
+  # libFuzzer), each run starting from the same saved corpus so that all
+  # three run inputs of the same kind; the last column is untraced / default.
+  def overhead
+    configurations = [[], ["--no-compare-hooks"], ["--no-coverage", "--no-compare-hooks"]]
+    rows = PARSERS.map do |name|
+      seeds, = corpus(name)
+      speeds = configurations.map do |flags|
+        Dir.mktmpdir("ruzzy-bench-new") { |fresh| fuzz_parser(name, *flags, corpus: [fresh, seeds]).first }
+      end
+      [name, *speeds.map { |speed| fmt(speed) }, "#{fmt(speeds.last / speeds.first, 2)}x"]
+    end
+    table("Coverage overhead on standard-library parsers: execs/s, #{SECONDS} s each from the " \
+          "#{CORPUS_SECONDS} s corpus, -seed=1",
+          ["target", "default", "--no-compare-hooks", "--no-coverage --no-compare-hooks", "untraced / default"],
+          rows)
+  end
+
+  # What a default run of CORPUS_SECONDS reaches, measured by replaying its
+  # corpus under Ruby's own Coverage (`ruzzy cov`, every loaded file).
+  def reached
+    rows = PARSERS.map do |name|
+      dir, speed = corpus(name)
+      output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
+      summary = output[%r{(\d+) inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)}]
+      inputs, lines, total_lines, branches, total_branches = Regexp.last_match&.captures
+      [name, fmt(speed), inputs || "-", summary ? "#{lines}/#{total_lines}" : "-",
+       summary ? "#{branches}/#{total_branches}" : "-"]
+    end
+    table("Coverage reached in #{CORPUS_SECONDS} s from an empty corpus (-seed=1), replayed with `ruzzy cov`",
+          ["target", "execs/s", "corpus", "lines", "branches"], rows)
+  end
+
   # exec/s and final coverage on standard-library parsers, comparison hooks
   # on (the default) and off. A run that finds a bug stops there; the
   # finding column names the exception.
   def parsers
-    rows = %w[uri csv ipaddr time psych].flat_map do |name|
+    rows = PARSERS.flat_map do |name|
       [[], ["--no-compare-hooks"]].map do |flags|
-        output, seconds, = ruzzy(*flags, File.join(DIR, "targets", "#{name}.rb"), "-seed=1",
-                                 "-max_total_time=#{SECONDS}")
-        status = output.lines.grep(/\A#\d+\s/).last.to_s
-        execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+        speed, status, output, execs = fuzz_parser(name, *flags)
         finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
-        [name, flags.empty? ? "on" : "off", fmt(execs.fdiv([seconds, SECONDS].min)), status[/cov: (\d+)/, 1] || "-",
+        [name, flags.empty? ? "on" : "off", fmt(speed), status[/cov: (\d+)/, 1] || "-",
          status[/ft: (\d+)/, 1] || "-", status[/corp: (\d+)/, 1] || "-",
          finding ? "#{finding} after #{fmt(execs)} execs" : "-"]
       end
@@ -172,7 +241,7 @@ module Bench
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider parsers solves].freeze
+SECTIONS = %w[bridge events compare_cost data_provider reached overhead parsers solves].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

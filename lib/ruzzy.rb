@@ -113,6 +113,7 @@ module Ruzzy
     @libfuzzer_argv = argv
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
     CompareHooks.install if compare_hooks
+    Coverage.fit_map
     clear_stack_poisoning_on_raise
     @fuzz_called = true
     status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)

@@ -57,6 +57,27 @@ class TestCompareHooks < Minitest::Test
     end
   end
 
+  # Comparisons count only in instrumented code: the same check made in a
+  # file excluded from coverage gives libFuzzer nothing to solve it with.
+  def test_comparisons_in_code_that_is_not_instrumented_are_not_reported
+    search_test!
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "secret.rb"), <<~RUBY)
+        module Secret
+          def self.match?(data) = data == "SECRETKEY12345"
+        end
+      RUBY
+      write_harness(dir, <<~RUBY)
+        require_relative "secret"
+        Ruzzy.fuzz(->(data) { raise "magic string" if Secret.match?(data) })
+      RUBY
+      solved = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(3_000_000)}", chdir: dir)
+      assert_exit 77, solved
+      assert_match(/RuntimeError: magic string/, solved.stderr)
+      assert_exit 0, ruzzy("--exclude=secret.rb", "harness.rb", "-seed=1", "-runs=#{runs(300_000)}", chdir: dir)
+    end
+  end
+
   def test_magic_string_is_out_of_reach_without_the_hooks
     in_tmpdir do |dir|
       result = ruzzy("--no-compare-hooks", File.join(SOLVE, "magic_string.rb"), "-seed=1", "-runs=#{runs(300_000)}",

@@ -58,7 +58,7 @@ class TestCoverage < Minitest::Test
       assert_equal first, compacted
       assert first.all?(&:any?), "some input reached no counter: #{first.inspect}"
       assert_operator first.first(6).uniq.size, :>=, 4, "different inputs should reach different counters"
-      assert_equal Ruzzy_default_map_size(dir), info[:map_size]
+      assert_equal Ruzzy_largest_fitted_map_size(dir), info[:map_size], "unfitted until fuzzing starts"
       assert info[:precise], "this Ruby should use precise (pc-based) locations"
     end
   end
@@ -86,11 +86,13 @@ class TestCoverage < Minitest::Test
     require "ruzzy"
     Ruzzy::Coverage.start
     require_relative "threaded"
-    seen = Array.new(20) do
+    seen = Array.new(21) do
       Ruzzy._clear_counters
       Threaded.run("abcdefgh\x01\x02".b)
       Ruzzy._counters_hit
     end
+    # The first call also reaches each line's one-shot counter.
+    seen.shift
     puts seen.map(&:size).min, seen.uniq.size
   RUBY
 
@@ -125,6 +127,64 @@ class TestCoverage < Minitest::Test
       assert included_elsewhere.all?(&:empty?)
       included, = replay(dir, options: "{ include: [#{dir.inspect}] }")
       assert included.all?(&:any?)
+    end
+  end
+
+  ONCE = <<~RUBY
+    require "ruzzy"
+    Ruzzy::Coverage.start
+    require_relative "target"
+    3.times do
+      Ruzzy._clear_counters
+      Target.walk("Tabcd".b)
+      puts Ruzzy._counters_hit.inspect
+    end
+  RUBY
+
+  # Line events fire once per line and process (Ruby's one-shot lines);
+  # branch events every time.
+  def test_lines_count_the_first_time_and_branches_every_time
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "target.rb"), TARGET)
+      File.write(File.join(dir, "once.rb"), ONCE)
+      result = ruby("once.rb", chdir: dir)
+      assert_exit 0, result
+      first, second, third = result.stdout.lines.map { |line| eval(line) } # rubocop:disable Security/Eval
+      assert_operator first.size, :>, second.size, "the first call reaches its lines' counters too"
+      refute_empty second, "branch events fire on every call"
+      assert_equal second, third
+    end
+  end
+
+  # +code+ lines of constants, +comments+ comment and blank lines.
+  def write_code(dir, code:, comments:)
+    lines = Array.new(code) { |i| "  X#{i} = #{i}\n" } + Array.new(comments) { |i| i.even? ? "  # note\n" : "\n" }
+    File.write(File.join(dir, "big.rb"), "module Big\n#{lines.shuffle(random: Random.new(1)).join}end\n")
+    write_harness(dir, "require_relative 'big'\nRuzzy.fuzz(->(data) { data.empty? ? 0 : 0 })")
+  end
+
+  def counters_registered(result)
+    Integer(result.stderr[/\((\d+) inline 8-bit counters\)/, 1])
+  end
+
+  # The map gets two counters per executable line or branch arm of the code
+  # loaded when fuzzing starts (a power of two within FITTED_MAP_SIZES);
+  # comments and blank lines do not count; --map-size wins.
+  def test_the_map_is_fitted_to_the_instrumented_code
+    in_tmpdir do |dir|
+      write_code(dir, code: 1500, comments: 1000)
+      fitted = ruzzy("harness.rb", "-runs=10", chdir: dir)
+      assert_exit 0, fitted
+      assert_match(/INFO: ruzzy: 4096 edge counters for 15\d\d lines and branch arms of instrumented code/,
+                   fitted.stderr)
+      assert_equal 4096, counters_registered(fitted)
+      assert_equal 1024, counters_registered(ruzzy("--map-size=1000", "harness.rb", "-runs=10", chdir: dir))
+
+      write_code(dir, code: 5000, comments: 0)
+      assert_equal 16_384, counters_registered(ruzzy("harness.rb", "-runs=10", chdir: dir))
+      write_code(dir, code: 10, comments: 0)
+      small = ruzzy("harness.rb", "-runs=10", chdir: dir)
+      assert_equal ruby("-rruzzy", "-e", "print Ruzzy::FITTED_MAP_SIZES.min").stdout.to_i, counters_registered(small)
     end
   end
 
@@ -204,8 +264,8 @@ class TestCoverage < Minitest::Test
 
   private
 
-  def Ruzzy_default_map_size(dir) # rubocop:disable Naming/MethodName
-    result = ruby("-rruzzy", "-e", "print Ruzzy::DEFAULT_MAP_SIZE", chdir: dir)
+  def Ruzzy_largest_fitted_map_size(dir) # rubocop:disable Naming/MethodName
+    result = ruby("-rruzzy", "-e", "print Ruzzy::FITTED_MAP_SIZES.max", chdir: dir)
     Integer(result.stdout)
   end
 end

@@ -39,7 +39,7 @@ module Ruzzy
                            undefined (ubsan), for C extensions built with it
         --include=PATTERN  instrument only matching paths (repeatable)
         --exclude=PATTERN  do not instrument matching paths (repeatable)
-        --map-size=N       number of edge counters (default 16384)
+        --map-size=N       edge counters (default: fitted to the code)
         -I DIRECTORY       add DIRECTORY to the load path (like ruby -I)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
         --no-compare-hooks do not report comparisons to libFuzzer

@@ -8,6 +8,11 @@ module Ruzzy
   #
   # Only code compiled after Coverage.start is instrumented: start it before
   # requiring the code under test (the `ruzzy` command and Ruzzy.trace do).
+  #
+  # Branch events fire every time; line events fire once per line and
+  # process (Ruby's one-shot lines): a line reached for the first time is
+  # new coverage, and after that the branches around it say what a line
+  # event would (see docs/coverage.md).
   module Coverage
     # Paths never instrumented: ruzzy's own files.
     OWN_FILES = "#{File.expand_path("..", __dir__)}#{File::SEPARATOR}".freeze
@@ -19,20 +24,68 @@ module Ruzzy
     #
     # include:: patterns of paths to instrument (default: all)
     # exclude:: patterns of paths not to instrument (ruzzy's own files always)
-    # map_size:: number of edge counters (rounded up to a power of two)
+    # map_size:: number of edge counters (rounded up to a power of two);
+    #            nil fits the map to the instrumented code when fuzzing starts
     #
     # A pattern starting with "/" matches paths that start with it; any other
     # pattern matches paths that contain it ("lib/mygem/").
     def start(include: [], exclude: [], map_size: nil)
       includes = patterns(include, "include")
-      excludes = patterns(exclude, "exclude") + [OWN_FILES]
-      size = map_size.nil? ? Ruzzy::DEFAULT_MAP_SIZE : map_size
-      unless size.is_a?(Integer) && size.between?(64, 1 << 26)
-        raise InvalidArgumentsError, "map_size must be an Integer from 64 to #{1 << 26}, got #{size.inspect}"
+      excludes = patterns(exclude, "exclude") + [OWN_FILES] + compiled_files
+      unless map_size.nil? || (map_size.is_a?(Integer) && map_size.between?(64, 1 << 26))
+        raise InvalidArgumentsError, "map_size must be an Integer from 64 to #{1 << 26}, got #{map_size.inspect}"
       end
 
       setup_interpreter_coverage
-      Ruzzy._start_coverage(size, includes, excludes)
+      Ruzzy._start_coverage(map_size, includes, excludes)
+    end
+
+    # Sizes a map started without map_size to the instrumented code loaded
+    # so far (about one counter per executable line or branch arm, within
+    # Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it after
+    # every input. Every process running the same harness gets the same
+    # size, so counter ids agree across -fork, -jobs and -merge. Returns the
+    # number of counters, or nil when there is nothing to fit.
+    def fit_map
+      units = instrumented_units
+      size = Ruzzy._fit_coverage(units)
+      if size
+        what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
+        warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
+      end
+      size
+    end
+
+    # Executable lines (not blank, not comments) and branch arms of the
+    # instrumented files loaded so far, or nil when Ruby's coverage does
+    # not list them (it was set up by someone else and is not running).
+    def instrumented_units
+      return nil unless ::Coverage.running?
+
+      ::Coverage.peek_result.sum do |path, result|
+        next 0 unless Ruzzy._instrumented_path?(path)
+
+        code_lines(path) + branch_arms(result)
+      end
+    end
+
+    def code_lines(path)
+      File.foreach(path, mode: "rb").count { |line| line.match?(/\A\s*[^\s#]/n) }
+    rescue SystemCallError, IOError
+      0
+    end
+
+    def branch_arms(result)
+      return 0 unless result.is_a?(Hash) && result[:branches]
+
+      result[:branches].sum { |_, arms| arms.size }
+    end
+
+    # Ruby files compiled before coverage started (ruzzy, RubyGems, what the
+    # harness required first): never instrumented, so their comparisons do
+    # not count either.
+    def compiled_files
+      $LOADED_FEATURES.select { |path| path.end_with?(".rb") && File.absolute_path?(path) }
     end
 
     # Whether coverage is running.
@@ -62,16 +115,14 @@ module Ruzzy
       list.map { |pattern| pattern.start_with?("~") ? File.expand_path(pattern) : pattern }
     end
 
-    # Compiles subsequent code with coverage events, without Ruby's own
-    # counting (Coverage.setup without Coverage.resume is cheaper).
+    # Compiles subsequent code with coverage events: branches, and one-shot
+    # lines, whose event Ruby's own line counter turns off after its first
+    # time (so Ruby's counting runs, unlike with Coverage.setup alone).
     def setup_interpreter_coverage
       return if ::Coverage.running?
 
-      if ::Coverage.respond_to?(:setup)
-        ::Coverage.setup(lines: true, branches: true)
-      else
-        ::Coverage.start(lines: true, branches: true)
-      end
+      ::Coverage.setup(oneshot_lines: true, branches: true)
+      ::Coverage.resume
     rescue RuntimeError
       # Coverage was already set up by someone else (e.g. SimpleCov): the
       # events still fire for code compiled from now on.

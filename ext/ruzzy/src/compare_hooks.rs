@@ -338,7 +338,9 @@ fn fixnum_result(op: Op, a: i64, b: i64) -> VALUE {
 unsafe extern "C" fn integer_compare<const OP: u8>(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         // SAFETY: inside a C method call.
-        compare_sites::cmp8(unsafe { compare_sites::caller() }, a, b);
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            compare_sites::cmp8(site, a, b);
+        }
         let op = const { op_from(OP) };
         if rb_sys::FIXNUM_P(this) && rb_sys::FIXNUM_P(other) && builtin(op) {
             return fixnum_result(op, a as i64, b as i64);
@@ -351,16 +353,17 @@ unsafe extern "C" fn integer_compare<const OP: u8>(this: VALUE, other: VALUE) ->
 unsafe extern "C" fn integer_divide(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(_), Some(divisor)) = (integer_bits(this), integer_bits(other)) {
         // SAFETY: inside a C method call.
-        compare_sites::div8(unsafe { compare_sites::caller() }, divisor);
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            compare_sites::div8(site, divisor);
+        }
     }
     // SAFETY: our own arguments.
     unsafe { call_super(&[other]) }
 }
 
 unsafe extern "C" fn integer_between(this: VALUE, min: VALUE, max: VALUE) -> VALUE {
-    if let Some(value) = integer_bits(this) {
-        // SAFETY: inside a C method call.
-        let site = unsafe { compare_sites::caller() };
+    // SAFETY: inside a C method call.
+    if let (Some(value), Some(site)) = (integer_bits(this), unsafe { compare_sites::caller() }) {
         for bound in [min, max].into_iter().filter_map(integer_bits) {
             compare_sites::cmp8(site, value, bound);
         }
@@ -372,7 +375,9 @@ unsafe extern "C" fn integer_between(this: VALUE, min: VALUE, max: VALUE) -> VAL
 unsafe extern "C" fn string_compare<const OP: u8>(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(a), Some(b)) = (string_bytes(this), string_bytes(other)) {
         // SAFETY: inside a C method call.
-        compare_sites::bytes(unsafe { compare_sites::caller() }, a, b);
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            compare_sites::bytes(site, a, b);
+        }
         let op = const { op_from(OP) };
         if builtin(op) {
             // SAFETY: two Strings: rb_str_equal and rb_str_cmp compare
@@ -408,9 +413,8 @@ unsafe fn arguments<'a>(argc: c_int, argv: *const VALUE) -> &'a [VALUE] {
 unsafe extern "C" fn string_start_with(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: Ruby's arity -1 convention.
     let args = unsafe { arguments(argc, argv) };
-    if let Some(text) = string_bytes(this) {
-        // SAFETY: inside a C method call.
-        let site = unsafe { compare_sites::caller() };
+    // SAFETY: inside a C method call.
+    if let (Some(text), Some(site)) = (string_bytes(this), unsafe { compare_sites::caller() }) {
         for prefix in args.iter().copied().filter_map(string_bytes) {
             compare_sites::bytes(site, &text[..text.len().min(prefix.len())], prefix);
         }
@@ -422,9 +426,8 @@ unsafe extern "C" fn string_start_with(argc: c_int, argv: *const VALUE, this: VA
 unsafe extern "C" fn string_end_with(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: Ruby's arity -1 convention.
     let args = unsafe { arguments(argc, argv) };
-    if let Some(text) = string_bytes(this) {
-        // SAFETY: inside a C method call.
-        let site = unsafe { compare_sites::caller() };
+    // SAFETY: inside a C method call.
+    if let (Some(text), Some(site)) = (string_bytes(this), unsafe { compare_sites::caller() }) {
         for suffix in args.iter().copied().filter_map(string_bytes) {
             compare_sites::bytes(
                 site,
@@ -440,7 +443,9 @@ unsafe extern "C" fn string_end_with(argc: c_int, argv: *const VALUE, this: VALU
 unsafe extern "C" fn string_include(this: VALUE, other: VALUE) -> VALUE {
     if let (Some(text), Some(needle)) = (string_bytes(this), string_bytes(other)) {
         // SAFETY: inside a C method call.
-        compare_sites::substring(unsafe { compare_sites::caller() }, text, needle);
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            compare_sites::substring(site, text, needle);
+        }
     }
     // SAFETY: our own arguments.
     unsafe { call_super(&[other]) }
@@ -454,7 +459,9 @@ unsafe extern "C" fn string_index(argc: c_int, argv: *const VALUE, this: VALUE) 
         args.first().copied().and_then(string_bytes),
     ) {
         // SAFETY: inside a C method call.
-        compare_sites::substring(unsafe { compare_sites::caller() }, text, needle);
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            compare_sites::substring(site, text, needle);
+        }
     }
     // SAFETY: our own arguments.
     unsafe { call_super(args) }
@@ -464,7 +471,9 @@ unsafe extern "C" fn symbol_compare(this: VALUE, other: VALUE) -> VALUE {
     if this != other {
         if let (Some(a), Some(b)) = (symbol_name(this), symbol_name(other)) {
             // SAFETY: inside a C method call.
-            compare_sites::bytes(unsafe { compare_sites::caller() }, a, b);
+            if let Some(site) = unsafe { compare_sites::caller() } {
+                compare_sites::bytes(site, a, b);
+            }
         }
     }
     // SAFETY: our own arguments.
@@ -505,6 +514,10 @@ unsafe fn report_hash_miss(hash: VALUE, key: VALUE) {
     if !simple {
         return;
     }
+    // SAFETY (caller): inside a C method call.
+    let Some(site) = (unsafe { compare_sites::caller() }) else {
+        return;
+    };
     // SAFETY: Integer, Symbol and plain String keys hash and compare in C.
     let missing = unsafe { rb_sys::rb_hash_lookup2(hash, key, rb_sys::Qundef as VALUE) }
         == rb_sys::Qundef as VALUE;
@@ -512,8 +525,7 @@ unsafe fn report_hash_miss(hash: VALUE, key: VALUE) {
         return;
     }
     let mut missed = MissedKey {
-        // SAFETY (caller): inside a C method call.
-        site: unsafe { compare_sites::caller() },
+        site,
         key,
         reported: 0,
     };

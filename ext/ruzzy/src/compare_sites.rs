@@ -8,16 +8,20 @@
 //! site (path, iseq start, pc offset): the return address inside the stub
 //! is the site's PC. The memcmp/memmem hooks take the PC as an argument.
 //!
-//! Each comparison site that runs also counts as coverage
-//! ([`crate::coverage_hook::reach_compare_site`]).
+//! Callers are located by the coverage's [`Locator`] (or, without
+//! coverage, one that counts all code): a comparison made by code that is
+//! not instrumented (ruzzy itself, RubyGems, excluded paths) has no site
+//! and is not reported. Each comparison site that runs also counts as
+//! coverage ([`crate::coverage_hook::reach_compare_site`]).
 //!
 //! Invariants: no allocation, no lock; runs with the GVL held (inside a
 //! Ruby method call), which also guards the two padding buffers.
 
+use crate::coverage_hook;
 use crate::engine;
-use crate::iseq_cache::{IseqCache, IseqInfo};
 use crate::location;
-use crate::path_registry::{hash_bytes, PathId};
+use crate::locator::{self, Locator};
+use crate::path_registry::PathRegistry;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
 use std::sync::OnceLock;
@@ -63,49 +67,48 @@ extern "C" {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SiteId(usize);
 
-static ISEQS: OnceLock<IseqCache> = OnceLock::new();
-
-/// Allocates the per-iseq memo (call before installing the hooks).
-pub fn init() {
-    ISEQS.get_or_init(IseqCache::new);
+impl SiteId {
+    /// The site of comparisons whose caller cannot be located.
+    pub const UNKNOWN: SiteId = SiteId(0);
 }
 
-/// The site of the Ruby code calling the running C method; site 0 when it
-/// cannot be had (a C caller, an unknown interpreter layout).
+/// The locator used when coverage is off: all code counts.
+static ALL_CODE: OnceLock<Locator> = OnceLock::new();
+
+/// Allocates the fallback locator (call before installing the hooks).
+pub fn init() {
+    ALL_CODE.get_or_init(|| Locator::new(PathRegistry::new(Vec::new(), Vec::new())));
+}
+
+/// The site of the Ruby code calling the running C method, or None when
+/// that code is not instrumented (its comparisons are not reported). Site
+/// 0 when the caller cannot be located: a C caller (a C method calling
+/// `==` through `rb_funcall`), an unknown interpreter layout.
 ///
 /// # Safety
 /// Must be called from a C method invoked by the interpreter.
 #[inline(always)]
-pub unsafe fn caller() -> SiteId {
+pub unsafe fn caller() -> Option<SiteId> {
     // SAFETY (caller): inside a C method call.
     let Some(site) = (unsafe { location::caller_site() }) else {
-        return SiteId(0);
+        return Some(SiteId::UNKNOWN);
     };
-    let Some(iseqs) = ISEQS.get() else {
-        return SiteId(0);
+    let coverage = coverage_hook::get();
+    let Some(locator) = coverage.map(|c| &c.locator).or_else(|| ALL_CODE.get()) else {
+        return Some(SiteId::UNKNOWN);
     };
-    let base = match site.iseq.and_then(|iseq| iseqs.get(iseq)) {
-        Some(info) => info.base,
-        None => {
-            // SAFETY: the path String is alive during this method call.
-            let Some(path) = (unsafe { location::string_bytes(site.path) }) else {
-                return SiteId(0);
-            };
-            let base = location::base(hash_bytes(path), site.start);
-            if let Some(iseq) = site.iseq {
-                let info = IseqInfo {
-                    base,
-                    path: PathId::UNKNOWN,
-                    included: true,
-                };
-                iseqs.put(iseq, info);
-            }
-            base
-        }
+    // SAFETY: the path String is alive during this method call.
+    let Some(info) = (unsafe { locator.iseq(&site) }) else {
+        return Some(SiteId::UNKNOWN);
     };
-    let location = location::mix(base ^ site.offset);
-    crate::coverage_hook::reach_compare_site(location);
-    SiteId((location as usize) & (SITES - 1))
+    if !info.included {
+        return None;
+    }
+    let location = locator::location(&info, &site);
+    if let Some(coverage) = coverage {
+        coverage.reach_compare_site(location);
+    }
+    Some(SiteId((location as usize) & (SITES - 1)))
 }
 
 /// The PC that stands for `site`.

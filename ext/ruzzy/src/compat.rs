@@ -5,7 +5,8 @@
 //! Invariant: the trace functions report only Fixnum operands (as 0.8 did),
 //! from the Ruby call site that called them, and allocate nothing.
 
-use crate::{compare_sites, engine};
+use crate::compare_sites::{self, SiteId};
+use crate::engine;
 use magnus::{Fixnum, Value};
 
 /// Whether libFuzzer's driver can be found: always true once the extension
@@ -22,8 +23,9 @@ fn fixnum_bits(value: Value) -> Option<u64> {
 /// `Ruzzy.c_trace_cmp8(a, b)`: reports an Integer comparison; returns nil.
 pub fn trace_cmp8(a: Value, b: Value) {
     if let (Some(a), Some(b)) = (fixnum_bits(a), fixnum_bits(b)) {
-        // SAFETY: called as a C method by the interpreter.
-        let site = unsafe { compare_sites::caller() };
+        // SAFETY: called as a C method by the interpreter. An explicit
+        // report counts even from code that is not instrumented.
+        let site = unsafe { compare_sites::caller() }.unwrap_or(SiteId::UNKNOWN);
         compare_sites::cmp8(site, a, b);
     }
 }
@@ -31,8 +33,9 @@ pub fn trace_cmp8(a: Value, b: Value) {
 /// `Ruzzy.c_trace_div8(divisor)`: reports an Integer divisor; returns nil.
 pub fn trace_div8(divisor: Value) {
     if let Some(divisor) = fixnum_bits(divisor) {
-        // SAFETY: called as a C method by the interpreter.
-        let site = unsafe { compare_sites::caller() };
+        // SAFETY: called as a C method by the interpreter. An explicit
+        // report counts even from code that is not instrumented.
+        let site = unsafe { compare_sites::caller() }.unwrap_or(SiteId::UNKNOWN);
         compare_sites::div8(site, divisor);
     }
 }

@@ -1,22 +1,25 @@
 //! Ruby coverage events to libFuzzer edge counters.
 //!
 //! `Ruzzy._start_coverage(map_size, includes, excludes)` allocates the edge
-//! map and path registry, registers the counters and PC table with the
-//! running libFuzzer, and adds one event hook for the interpreter's internal
+//! map and locator and adds one event hook for the interpreter's internal
 //! line and branch coverage events. Those events fire only for code compiled
 //! after `Coverage.setup` (done by the Ruby caller), so code loaded earlier,
-//! ruzzy itself and RubyGems included, is never instrumented.
+//! ruzzy itself and RubyGems included, is never instrumented. When fuzzing
+//! starts, `Ruzzy._fit_coverage` sizes the map to the code loaded by then
+//! and the driver registers the counters and PC table with libFuzzer.
 //!
-//! Invariants: started at most once per process; the hook allocates nothing
-//! and takes no lock (see `location`, `path_registry`, `sancov_8bit`).
+//! Invariants: started at most once per process; the map's size is fixed
+//! once registered; the hook allocates nothing and takes no lock (see
+//! `location`, `locator`, `sancov_8bit`).
 
 use crate::engine;
-use crate::iseq_cache::{IseqCache, IseqInfo};
-use crate::location::{self, Site};
-use crate::path_registry::{hash_bytes, PathId, PathRegistry};
-use crate::sancov_8bit::EdgeMap;
+use crate::location;
+use crate::locator::{self, Locator};
+use crate::path_registry::{PathId, PathRegistry};
+use crate::sancov_8bit::{self, EdgeMap};
 use magnus::{Error, RArray, RHash, Ruby};
 use rb_sys::{rb_trace_arg_t, VALUE};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH (internal events).
@@ -28,8 +31,8 @@ const THREAD_BEGIN: u32 = 0x0400;
 
 pub struct Coverage {
     pub map: EdgeMap,
-    pub paths: PathRegistry,
-    iseqs: IseqCache,
+    pub locator: Locator,
+    registered: AtomicBool,
 }
 
 static COVERAGE: OnceLock<Coverage> = OnceLock::new();
@@ -39,31 +42,57 @@ pub fn get() -> Option<&'static Coverage> {
     COVERAGE.get()
 }
 
-/// `Ruzzy._start_coverage(map_size, includes, excludes)`.
-pub fn start(
-    ruby: &Ruby,
-    map_size: usize,
-    includes: Vec<String>,
-    excludes: Vec<String>,
-) -> Result<bool, Error> {
+/// `Ruzzy._start_coverage(map_size, includes, excludes)`: `map_size`
+/// counters, or nil for a map fitted to the code when fuzzing starts
+/// ([`fit`]).
+pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<String>) -> bool {
     if COVERAGE.get().is_some() {
-        return Ok(false);
+        return false;
     }
     let coverage = Coverage {
-        map: EdgeMap::new(map_size),
-        paths: PathRegistry::new(into_bytes(includes), into_bytes(excludes)),
-        iseqs: IseqCache::new(),
+        map: EdgeMap::new(map_size.unwrap_or(sancov_8bit::MAX_FITTED_SIZE)),
+        locator: Locator::new(PathRegistry::new(
+            into_bytes(includes),
+            into_bytes(excludes),
+        )),
+        registered: AtomicBool::new(false),
     };
     if COVERAGE.set(coverage).is_err() {
-        return Ok(false);
+        return false;
     }
-    let coverage = COVERAGE
-        .get()
-        .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "coverage state lost"))?;
-    engine::get().register_coverage(&coverage.map);
     crate::rb::add_raw_event_hook(on_coverage_event, COVERAGE_EVENTS);
     crate::rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
-    Ok(true)
+    true
+}
+
+/// `Ruzzy._fit_coverage(units)`: uses as many counters as `units` of
+/// instrumented code (executable lines and branch arms) need, or the
+/// default number when `units` is nil. Returns the number of counters,
+/// or nil when coverage is not running or the map is already registered.
+pub fn fit(units: Option<usize>) -> Option<usize> {
+    let coverage = get()?;
+    if coverage.registered.load(Ordering::Relaxed) {
+        return None;
+    }
+    let size = units.map_or(sancov_8bit::DEFAULT_SIZE, sancov_8bit::fitted_size);
+    coverage.map.fit(size);
+    Some(coverage.map.len())
+}
+
+/// Registers the counters in use with libFuzzer, once, before the driver
+/// starts; the map's size is fixed from then on.
+pub fn register() {
+    if let Some(coverage) = get() {
+        if !coverage.registered.swap(true, Ordering::SeqCst) {
+            engine::get().register_coverage(&coverage.map);
+        }
+    }
+}
+
+/// `Ruzzy._instrumented_path?(path)`: whether the include and exclude
+/// patterns let coverage instrument `path` (false when coverage is off).
+pub fn instrumented_path(path: String) -> bool {
+    get().is_some_and(|coverage| coverage.locator.paths.decide(path.as_bytes()))
 }
 
 /// `Ruzzy._coverage_info`: facts about the running coverage, for docs and tests.
@@ -116,27 +145,27 @@ pub fn counter_location(index: usize) -> Option<String> {
 pub fn describe(index: usize) -> Option<(&'static [u8], u32)> {
     let coverage = get()?;
     let (path, line) = coverage.map.first_hit(index)?;
-    Some((coverage.paths.name(path), line))
+    Some((coverage.locator.paths.name(path), line))
 }
 
 fn into_bytes(patterns: Vec<String>) -> Vec<Vec<u8>> {
     patterns.into_iter().map(String::into_bytes).collect()
 }
 
-/// Counts a comparison site as covered. Ruby's coverage has no branches
-/// for `&&` and `||`, so `a == 1 && b == 2` is one branch; counting each
-/// comparison site that runs makes passing the first comparison new
-/// coverage, and the fuzzer keeps the input that did.
-#[inline(always)]
-pub fn reach_compare_site(location: u64) {
-    if let Some(coverage) = get() {
-        coverage.map.touch(location ^ COMPARE_SITE_SALT);
-    }
-}
-
 /// Keeps comparison-site counters apart from edge counters of the same
 /// location.
 const COMPARE_SITE_SALT: u64 = 0x5bd1_e995_c0ff_ee00;
+
+impl Coverage {
+    /// Counts a comparison site as covered. Ruby's coverage has no branches
+    /// for `&&` and `||`, so `a == 1 && b == 2` is one branch; counting each
+    /// comparison site that runs makes passing the first comparison new
+    /// coverage, and the fuzzer keeps the input that did.
+    #[inline(always)]
+    pub fn reach_compare_site(&self, location: u64) {
+        self.map.touch(location ^ COMPARE_SITE_SALT);
+    }
+}
 
 /// Called by the driver callback before each input.
 #[inline(always)]
@@ -158,40 +187,18 @@ unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(site) = (unsafe { location::site(arg) }) else {
         return;
     };
-    let cached = site.iseq.and_then(|iseq| coverage.iseqs.get(iseq));
-    // SAFETY: the site's path is read before this hook returns.
-    let Some(iseq) = cached.or_else(|| unsafe { resolve(coverage, &site) }) else {
+    // SAFETY: inside the hook that produced `site`.
+    let Some(iseq) = (unsafe { coverage.locator.iseq(&site) }) else {
         return;
     };
     if !iseq.included {
         return;
     }
-    let (index, first) = coverage.map.hit(location::mix(iseq.base ^ site.offset));
+    let (index, first) = coverage.map.hit(locator::location(&iseq, &site));
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
         unsafe { remember(coverage, index, iseq.path, arg) };
     }
-}
-
-/// The per-iseq part of a location: path hash, registry entry, inclusion.
-///
-/// # Safety
-/// Inside the coverage hook that produced `site`.
-#[cold]
-unsafe fn resolve(coverage: &Coverage, site: &Site) -> Option<IseqInfo> {
-    // SAFETY (caller): the path String is alive during the hook.
-    let path = unsafe { location::string_bytes(site.path)? };
-    let path_hash = hash_bytes(path);
-    let (path, included) = coverage.paths.lookup(path_hash, path);
-    let info = IseqInfo {
-        base: location::base(path_hash, site.start),
-        path,
-        included,
-    };
-    if let Some(iseq) = site.iseq {
-        coverage.iseqs.put(iseq, info);
-    }
-    Some(info)
 }
 
 #[cold]

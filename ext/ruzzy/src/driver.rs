@@ -11,7 +11,7 @@
 //! - nothing here runs per input (see [`crate::callback`]).
 
 use crate::ruzzy_error::{tagged, tagged_as};
-use crate::{callback, custom_mutator, engine, signals, target_state};
+use crate::{callback, coverage_hook, custom_mutator, engine, signals, target_state};
 use magnus::{rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, Value};
 use std::ffi::{c_char, c_int, CString};
 use std::io::Write;
@@ -89,6 +89,7 @@ pub fn fuzz(
         );
     }
     signals::prepare(runs_children(&argv));
+    coverage_hook::register();
 
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();

@@ -120,8 +120,9 @@ impl Engine {
         let counters = map.counters.as_ptr() as *mut u8;
         let pcs = map.pcs.as_ptr() as *const usize;
         // SAFETY: both tables live for the rest of the process (the map is
-        // never freed), have map.len() entries each (libFuzzer requires the
-        // same count), and are registered once, before the driver starts.
+        // never freed) and have at least map.len() entries each (libFuzzer
+        // requires the same count); they are registered once, before the
+        // driver starts, and map.len() never changes afterwards.
         unsafe {
             (self.counters_init)(counters, counters.add(map.len()));
             (self.pcs_init)(pcs, pcs.add(map.len() * 2));

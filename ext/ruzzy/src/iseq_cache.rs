@@ -1,4 +1,5 @@
-//! Per-instruction-sequence memo for the coverage hook.
+//! Per-instruction-sequence memo for the locator (coverage events and
+//! comparison callers).
 //!
 //! Hashing a source path and looking it up in the path registry costs more
 //! than the rest of the hook; both depend only on the instruction sequence,

@@ -8,16 +8,18 @@
 //! - [`signals`]: giving libFuzzer the signals Ruby took at start-up;
 //! - [`coverage_hook`]: Ruby coverage events to edge counters, using
 //!   [`location`] (process-stable ids, over [`interpreter_layout`], checked
-//!   by [`layout_probe`]), [`iseq_cache`] (per-iseq memo),
-//!   [`path_registry`] (include/exclude, path names) and [`sancov_8bit`]
-//!   (the counters and PC table);
+//!   by [`layout_probe`]), [`locator`] (a frame's location and whether its
+//!   code is instrumented, over [`iseq_cache`], the per-iseq memo, and
+//!   [`path_registry`], include/exclude and path names) and [`sancov_8bit`]
+//!   (the counters and PC table, fitted to the code when fuzzing starts);
 //! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
 //! - [`target_state`]: whether the target runs, for signal handlers;
 //! - [`slow_inputs`]: inputs far slower than the median, reported and kept;
 //! - [`ruby_backtrace`]: the target's Ruby backtrace from a signal handler
 //!   (at Ruby's next safe point, or read from the frames);
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
-//!   [`compare_sites`] (one PC per Ruby call site);
+//!   [`compare_sites`] (one PC per instrumented Ruby call site, located by
+//!   the coverage's [`locator`]);
 //! - [`custom_mutator`]: mutators and crossover written in Ruby;
 //! - [`fuzzed_data_provider`]: typed values from an input, over
 //!   [`data_provider`] (Ruzzy 0.8's and LLVM's byte-splitting rules);
@@ -48,6 +50,7 @@ mod interpreter_layout;
 mod iseq_cache;
 mod layout_probe;
 mod location;
+mod locator;
 mod path_registry;
 mod rb;
 mod ruby_backtrace;
@@ -85,6 +88,14 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
+    ruzzy.const_set(
+        "FITTED_MAP_SIZES",
+        ruby.range_new(
+            sancov_8bit::MIN_FITTED_SIZE,
+            sancov_8bit::MAX_FITTED_SIZE,
+            false,
+        )?,
+    )?;
     compare_hooks::define(ruzzy)?;
     ruzzy.define_module_function(
         "c_libfuzzer_is_loaded",
@@ -102,6 +113,11 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
         function!(sanitizer_stack::clear_stack_poisoning, 0),
     )?;
     ruzzy.define_module_function("_start_coverage", function!(coverage_hook::start, 3))?;
+    ruzzy.define_module_function("_fit_coverage", function!(coverage_hook::fit, 1))?;
+    ruzzy.define_module_function(
+        "_instrumented_path?",
+        function!(coverage_hook::instrumented_path, 1),
+    )?;
     ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
     ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;
     ruzzy.define_module_function(

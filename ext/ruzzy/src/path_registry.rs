@@ -117,7 +117,8 @@ impl PathRegistry {
         (PathId(index as u32), included)
     }
 
-    fn decide(&self, path: &[u8]) -> bool {
+    /// Whether `path` is instrumented under the include/exclude rules.
+    pub fn decide(&self, path: &[u8]) -> bool {
         if self.excludes.iter().any(|p| matches(p, path)) {
             return false;
         }
