@@ -22,6 +22,8 @@ when "traced" then Ruzzy::Coverage.start
 when "count", "builtin" then Coverage.start(lines: true, branches: true)
 end
 load target
+# Size the map as Ruzzy.fuzz would for this code.
+Ruzzy::Coverage.fit_map if mode == "traced"
 TARGET = Object.const_get(name.split("_").map(&:capitalize).join)
 
 if mode == "count"

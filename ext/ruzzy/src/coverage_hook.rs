@@ -13,7 +13,7 @@
 //! `location`, `locator`, `sancov_8bit`).
 
 use crate::engine;
-use crate::location;
+use crate::location::{self, Site};
 use crate::locator::{self, Locator};
 use crate::path_registry::{PathId, PathRegistry};
 use crate::sancov_8bit::{self, EdgeMap};
@@ -184,17 +184,23 @@ unsafe extern "C" fn on_thread_begin(_data: VALUE, _arg: *mut rb_trace_arg_t) {
 unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
-    let Some(site) = (unsafe { location::site(arg) }) else {
-        return;
-    };
-    // SAFETY: inside the hook that produced `site`.
-    let Some(iseq) = (unsafe { coverage.locator.iseq(&site) }) else {
+    unsafe { location::with_site(arg, |site| record(coverage, &site, arg)) };
+}
+
+/// Counts the edge into `site`.
+///
+/// # Safety
+/// Inside the hook that produced `site` from `arg`.
+#[inline(always)]
+unsafe fn record(coverage: &Coverage, site: &Site, arg: *mut rb_trace_arg_t) {
+    // SAFETY (caller): inside the hook that produced `site`.
+    let Some(iseq) = (unsafe { coverage.locator.iseq(site) }) else {
         return;
     };
     if !iseq.included {
         return;
     }
-    let (index, first) = coverage.map.hit(locator::location(&iseq, &site));
+    let (index, first) = coverage.map.hit(locator::location(&iseq, site));
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
         unsafe { remember(coverage, index, iseq.path, arg) };

@@ -80,17 +80,36 @@ pub fn precise() -> bool {
     MODE.load(Ordering::Relaxed) != MODE_PUBLIC
 }
 
-/// The location of the event described by `arg`.
+/// Calls `f` with the location of the event described by `arg`, if it has
+/// one. `f` is inlined into each way of finding the location, so the hot
+/// one (the interpreter layout) keeps the site in registers.
 ///
 /// # Safety
 /// `arg` must be the trace argument Ruby passed to a RAW_ARG event hook,
 /// and the call must happen inside that hook (GVL held).
 #[inline(always)]
-pub unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
-    match MODE.load(Ordering::Relaxed) {
-        MODE_INTERNAL => internal_site(arg),
-        MODE_PUBLIC => public_site(arg),
-        _ => first_site(arg),
+pub unsafe fn with_site(arg: *mut rb_trace_arg_t, f: impl Fn(Site)) {
+    // SAFETY (caller): as documented.
+    let site = match MODE.load(Ordering::Relaxed) {
+        MODE_INTERNAL => unsafe { internal_site(arg) }.map(&f),
+        MODE_PUBLIC => unsafe { public_site(arg) }.map(&f),
+        _ => unsafe { first_site(arg) }.map(&f),
+    };
+    let _ = site;
+}
+
+/// The location of the event described by `arg`.
+///
+/// # Safety
+/// As for [`with_site`].
+unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
+    // SAFETY (caller): as documented.
+    unsafe {
+        match MODE.load(Ordering::Relaxed) {
+            MODE_INTERNAL => internal_site(arg),
+            MODE_PUBLIC => public_site(arg),
+            _ => first_site(arg),
+        }
     }
 }
 

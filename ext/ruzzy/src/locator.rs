@@ -35,29 +35,29 @@ impl Locator {
     /// path String is alive and no Ruby code has run since).
     #[inline(always)]
     pub unsafe fn iseq(&self, site: &Site) -> Option<IseqInfo> {
-        let cached = site.iseq.and_then(|iseq| self.iseqs.get(iseq));
+        let cached = site.iseq.and_then(|key| self.iseqs.get(key));
         // SAFETY (caller): as above.
-        cached.or_else(|| unsafe { self.resolve(site) })
+        cached.or_else(|| unsafe { resolve(self, site) })
     }
+}
 
-    /// # Safety
-    /// As for [`Locator::iseq`].
-    #[cold]
-    unsafe fn resolve(&self, site: &Site) -> Option<IseqInfo> {
-        // SAFETY (caller): the path String is alive.
-        let path = unsafe { location::string_bytes(site.path)? };
-        let path_hash = hash_bytes(path);
-        let (path, included) = self.paths.lookup(path_hash, path);
-        let info = IseqInfo {
-            base: location::base(path_hash, site.start),
-            path,
-            included,
-        };
-        if let Some(iseq) = site.iseq {
-            self.iseqs.put(iseq, info);
-        }
-        Some(info)
+/// # Safety
+/// As for [`Locator::iseq`].
+#[cold]
+unsafe fn resolve(locator: &Locator, site: &Site) -> Option<IseqInfo> {
+    // SAFETY (caller): the path String is alive.
+    let path = unsafe { location::string_bytes(site.path)? };
+    let path_hash = hash_bytes(path);
+    let (path, included) = locator.paths.lookup(path_hash, path);
+    let info = IseqInfo {
+        base: location::base(path_hash, site.start),
+        path,
+        included,
+    };
+    if let Some(iseq) = site.iseq {
+        locator.iseqs.put(iseq, info);
     }
+    Some(info)
 }
 
 /// The location id of `site`, whose iseq is described by `info`.
