@@ -146,8 +146,9 @@ module Bench
     @corpora[name] ||= begin
       dir = File.join(WORK, name)
       FileUtils.mkdir_p(dir)
-      speed, = fuzz_parser(name, corpus: [dir], seconds: CORPUS_SECONDS)
-      [dir, speed]
+      speed, _, output, execs = fuzz_parser(name, corpus: [dir], seconds: CORPUS_SECONDS)
+      finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
+      [dir, speed, finding && "#{finding} after #{fmt(execs)} execs"]
     end
   end
 
@@ -170,19 +171,45 @@ module Bench
           rows)
   end
 
+  # Microseconds per input when ruzzy replays +files+ (each +times+ times,
+  # libFuzzer's individual-input mode) with +flags+; start-up subtracted.
+  def replay_us(name, flags, files, times)
+    _, startup, = ruzzy(*flags, target(name), "-runs=1", *files)
+    _, total, = ruzzy(*flags, target(name), "-runs=#{times + 1}", *files)
+    (total - startup) * 1e6 / (times * files.size)
+  end
+
+  # The same cost on fixed inputs: each parser's saved corpus replayed in
+  # each configuration, so that all three run exactly the same inputs
+  # (about 3 s of replay each; no mutation, corpus or feature work).
+  def overhead_fixed
+    configurations = [[], ["--no-compare-hooks"], ["--no-coverage", "--no-compare-hooks"]]
+    rows = PARSERS.map do |name|
+      dir, speed, = corpus(name)
+      files = Dir.children(dir).sort.map { |file| File.join(dir, file) }
+      times = [(3 * speed / files.size).ceil, 1].max
+      costs = configurations.map { |flags| replay_us(name, flags, files, times) }
+      [name, fmt(files.size), *costs.map { |cost| fmt(cost, 1) }, "#{fmt(costs.first / costs.last, 2)}x"]
+    end
+    table("Coverage overhead on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
+          ["target", "inputs", "default", "--no-compare-hooks", "--no-coverage --no-compare-hooks",
+           "default / untraced"], rows)
+  end
+
   # What a default run of CORPUS_SECONDS reaches, measured by replaying its
-  # corpus under Ruby's own Coverage (`ruzzy cov`, every loaded file).
+  # corpus under Ruby's own Coverage (`ruzzy cov`, every loaded file). A run
+  # that finds a bug stops there (last column).
   def reached
     rows = PARSERS.map do |name|
-      dir, speed = corpus(name)
+      dir, speed, finding = corpus(name)
       output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
       summary = output[%r{(\d+) inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)}]
       inputs, lines, total_lines, branches, total_branches = Regexp.last_match&.captures
       [name, fmt(speed), inputs || "-", summary ? "#{lines}/#{total_lines}" : "-",
-       summary ? "#{branches}/#{total_branches}" : "-"]
+       summary ? "#{branches}/#{total_branches}" : "-", finding || "-"]
     end
     table("Coverage reached in #{CORPUS_SECONDS} s from an empty corpus (-seed=1), replayed with `ruzzy cov`",
-          ["target", "execs/s", "corpus", "lines", "branches"], rows)
+          ["target", "execs/s", "corpus", "lines", "branches", "stopped by"], rows)
   end
 
   # exec/s and final coverage on standard-library parsers, comparison hooks
@@ -241,7 +268,7 @@ module Bench
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider reached overhead parsers solves].freeze
+SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers solves].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
