@@ -22,8 +22,12 @@ use rb_sys::{rb_trace_arg_t, VALUE};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-/// RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH (internal events).
-const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
+/// RUBY_EVENT_COVERAGE_LINE (internal event): once per line and process
+/// (one-shot lines, see `lib/ruzzy/coverage.rb`).
+const LINE_EVENT: u32 = 0x01_0000;
+
+/// RUBY_EVENT_COVERAGE_BRANCH (internal event): every time an arm runs.
+const BRANCH_EVENT: u32 = 0x02_0000;
 
 /// RUBY_EVENT_THREAD_BEGIN: a Ruby thread starts, possibly on a native
 /// thread Ruby reuses, whose previous location belongs to an earlier one.
@@ -60,7 +64,8 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
-    crate::rb::add_raw_event_hook(on_coverage_event, COVERAGE_EVENTS);
+    crate::rb::add_raw_event_hook(on_line_event, LINE_EVENT);
+    crate::rb::add_raw_event_hook(on_branch_event, BRANCH_EVENT);
     crate::rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
     true
 }
@@ -181,18 +186,35 @@ unsafe extern "C" fn on_thread_begin(_data: VALUE, _arg: *mut rb_trace_arg_t) {
     }
 }
 
-unsafe extern "C" fn on_coverage_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
+/// A line reached for the first time in this process counts on its own,
+/// not as an edge, and does not become the previous location: which input
+/// runs a line first depends on the order inputs run in, and neither the
+/// line's counter nor the edges between branches may depend on that (or
+/// `-merge` would find different features in the same inputs).
+unsafe extern "C" fn on_line_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
-    unsafe { location::with_site(arg, |site| record(coverage, &site, arg)) };
+    unsafe { location::with_site(arg, |site| record(coverage, &site, arg, EdgeMap::touch)) };
 }
 
-/// Counts the edge into `site`.
+/// A branch arm counts as the edge from the previous branch arm.
+unsafe extern "C" fn on_branch_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
+    let Some(coverage) = get() else { return };
+    // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
+    unsafe { location::with_site(arg, |site| record(coverage, &site, arg, EdgeMap::hit)) };
+}
+
+/// Counts `site` with `count` (an edge or the location alone).
 ///
 /// # Safety
 /// Inside the hook that produced `site` from `arg`.
 #[inline(always)]
-unsafe fn record(coverage: &Coverage, site: &Site, arg: *mut rb_trace_arg_t) {
+unsafe fn record(
+    coverage: &Coverage,
+    site: &Site,
+    arg: *mut rb_trace_arg_t,
+    count: impl Fn(&EdgeMap, u64) -> (usize, bool),
+) {
     // SAFETY (caller): inside the hook that produced `site`.
     let Some(iseq) = (unsafe { coverage.locator.iseq(site) }) else {
         return;
@@ -200,7 +222,7 @@ unsafe fn record(coverage: &Coverage, site: &Site, arg: *mut rb_trace_arg_t) {
     if !iseq.included {
         return;
     }
-    let (index, first) = coverage.map.hit(locator::location(&iseq, site));
+    let (index, first) = count(&coverage.map, locator::location(&iseq, site));
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
         unsafe { remember(coverage, index, iseq.path, arg) };

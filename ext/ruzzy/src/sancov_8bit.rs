@@ -2,7 +2,9 @@
 //! libFuzzer (`__sanitizer_cov_8bit_counters_init`, `__sanitizer_cov_pcs_init`).
 //!
 //! An edge is a pair (previous location, current location), hashed AFL-style
-//! into `counters[(current ^ previous >> 1) & mask]`. Counters saturate at
+//! into `counters[(current ^ previous >> 1) & mask]` ([`EdgeMap::hit`]); a
+//! location can also count on its own, leaving the previous location as it
+//! is ([`EdgeMap::touch`]: one-shot lines, comparison sites). Counters saturate at
 //! 255 instead of wrapping back to zero. Every counter has its own PC in the
 //! table (`PC_BASE + PC_STRIDE * index`), and the first location that reached a counter
 //! is remembered, so a PC can be described as `path:line`.
@@ -147,20 +149,27 @@ impl EdgeMap {
     pub fn hit(&self, location: u64) -> (usize, bool) {
         let previous = PREVIOUS.replace(location >> 1);
         let index = ((location ^ previous) & self.mask.load(Ordering::Relaxed)) as usize;
-        let counter = &self.counters[index];
-        let value = counter.load(Ordering::Relaxed);
-        counter.store(value.saturating_add(1), Ordering::Relaxed);
-        let first = self.seen[index / 64].load(Ordering::Relaxed) & 1 << (index % 64) == 0;
-        (index, first)
+        (index, self.bump(index))
     }
 
     /// Counts `location` as reached on its own, without making it the
-    /// previous location of the next edge (comparison sites).
+    /// previous location of the next edge (one-shot lines, comparison
+    /// sites); returns the counter index and whether it is new, as
+    /// [`EdgeMap::hit`] does.
     #[inline(always)]
-    pub fn touch(&self, location: u64) {
-        let counter = &self.counters[(location & self.mask.load(Ordering::Relaxed)) as usize];
+    pub fn touch(&self, location: u64) -> (usize, bool) {
+        let index = (location & self.mask.load(Ordering::Relaxed)) as usize;
+        (index, self.bump(index))
+    }
+
+    /// Adds one to counter `index` (saturating); whether it was never
+    /// reached before.
+    #[inline(always)]
+    fn bump(&self, index: usize) -> bool {
+        let counter = &self.counters[index];
         let value = counter.load(Ordering::Relaxed);
         counter.store(value.saturating_add(1), Ordering::Relaxed);
+        self.seen[index / 64].load(Ordering::Relaxed) & 1 << (index % 64) == 0
     }
 
     /// Remembers where a counter was first reached (rare path).
