@@ -59,6 +59,7 @@ class TestCoverage < Minitest::Test
       assert first.all?(&:any?), "some input reached no counter: #{first.inspect}"
       assert_operator first.first(6).uniq.size, :>=, 4, "different inputs should reach different counters"
       assert_equal Ruzzy_largest_fitted_map_size(dir), info[:map_size], "unfitted until fuzzing starts"
+      assert info[:fitted]
       assert info[:precise], "this Ruby should use precise (pc-based) locations"
     end
   end
@@ -131,27 +132,39 @@ class TestCoverage < Minitest::Test
   end
 
   ONCE = <<~RUBY
+    module Once
+      def self.straight(data)
+        data.bytesize + 1
+      end
+
+      def self.branchy(data) = data.empty? ? 0 : 1
+    end
+  RUBY
+
+  ONCE_REPLAY = <<~RUBY
     require "ruzzy"
     Ruzzy::Coverage.start
-    require_relative "target"
+    require_relative "once"
     3.times do
       Ruzzy._clear_counters
-      Target.walk("Tabcd".b)
+      Once.straight("abc".b)
+      Once.branchy("abc".b)
       puts Ruzzy._counters_hit.inspect
     end
   RUBY
 
-  # Line events fire once per line and process (Ruby's one-shot lines);
-  # branch events every time.
+  # Line events fire once per line and process (Ruby's one-shot lines):
+  # a method without branches counts the first time it runs; branch events
+  # count every time, for their edge and their method.
   def test_lines_count_the_first_time_and_branches_every_time
     in_tmpdir do |dir|
-      File.write(File.join(dir, "target.rb"), TARGET)
       File.write(File.join(dir, "once.rb"), ONCE)
-      result = ruby("once.rb", chdir: dir)
+      File.write(File.join(dir, "replay.rb"), ONCE_REPLAY)
+      result = ruby("replay.rb", chdir: dir)
       assert_exit 0, result
       first, second, third = result.stdout.lines.map { |line| eval(line) } # rubocop:disable Security/Eval
-      assert_operator first.size, :>, second.size, "the first call reaches its lines' counters too"
-      refute_empty second, "branch events fire on every call"
+      assert_equal 1, (first - second).size, "only the branchless method's counter is first-time only"
+      assert_equal 2, second.size, "the branch: its edge and its method"
       assert_equal second, third
     end
   end
@@ -179,6 +192,7 @@ class TestCoverage < Minitest::Test
                    fitted.stderr)
       assert_equal 4096, counters_registered(fitted)
       assert_equal 1024, counters_registered(ruzzy("--map-size=1000", "harness.rb", "-runs=10", chdir: dir))
+      assert_equal 32_768, counters_registered(ruzzy("--map-size=32768", "harness.rb", "-runs=10", chdir: dir))
 
       write_code(dir, code: 5000, comments: 0)
       assert_equal 16_384, counters_registered(ruzzy("harness.rb", "-runs=10", chdir: dir))
@@ -192,6 +206,7 @@ class TestCoverage < Minitest::Test
     in_tmpdir do |dir|
       _, info = replay(dir, options: "{ map_size: 1000 }")
       assert_equal 1024, info[:map_size]
+      refute info[:fitted], "a chosen size is never refitted"
     end
   end
 

@@ -47,6 +47,8 @@ module Ruzzy
     # size, so counter ids agree across -fork, -jobs and -merge. Returns the
     # number of counters, or nil when there is nothing to fit.
     def fit_map
+      return nil unless info&.fetch(:fitted)
+
       units = instrumented_units
       size = Ruzzy._fit_coverage(units)
       if size
@@ -93,7 +95,8 @@ module Ruzzy
       !Ruzzy._coverage_info.nil?
     end
 
-    # Facts about the running coverage: :map_size, :precise (whether
+    # Facts about the running coverage: :map_size, :fitted (whether the map
+    # is sized to the code rather than by map_size:), :precise (whether
     # branches on one line are told apart), :counters_ever_hit. nil when
     # coverage is not running.
     def info

@@ -13,6 +13,7 @@
 //! `location`, `locator`, `sancov_8bit`).
 
 use crate::engine;
+use crate::iseq_cache::IseqInfo;
 use crate::location::{self, Site};
 use crate::locator::{self, Locator};
 use crate::path_registry::{PathId, PathRegistry};
@@ -36,6 +37,8 @@ const THREAD_BEGIN: u32 = 0x0400;
 pub struct Coverage {
     pub map: EdgeMap,
     pub locator: Locator,
+    /// Started without a size: the map is fitted to the code.
+    fitted: bool,
     registered: AtomicBool,
 }
 
@@ -59,6 +62,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
             into_bytes(includes),
             into_bytes(excludes),
         )),
+        fitted: map_size.is_none(),
         registered: AtomicBool::new(false),
     };
     if COVERAGE.set(coverage).is_err() {
@@ -73,10 +77,11 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
 /// `Ruzzy._fit_coverage(units)`: uses as many counters as `units` of
 /// instrumented code (executable lines and branch arms) need, or the
 /// default number when `units` is nil. Returns the number of counters,
-/// or nil when coverage is not running or the map is already registered.
+/// or nil when there is nothing to fit: coverage is not running, was
+/// started with a size of its own, or is already registered.
 pub fn fit(units: Option<usize>) -> Option<usize> {
     let coverage = get()?;
-    if coverage.registered.load(Ordering::Relaxed) {
+    if !coverage.fitted || coverage.registered.load(Ordering::Relaxed) {
         return None;
     }
     let size = units.map_or(sancov_8bit::DEFAULT_SIZE, sancov_8bit::fitted_size);
@@ -107,6 +112,7 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     };
     let hash = ruby.hash_new();
     hash.aset(ruby.to_symbol("map_size"), coverage.map.len())?;
+    hash.aset(ruby.to_symbol("fitted"), coverage.fitted)?;
     hash.aset(ruby.to_symbol("precise"), location::precise())?;
     hash.aset(ruby.to_symbol("layout"), location::layout())?;
     let reached: Vec<usize> = (0..coverage.map.len())
@@ -186,25 +192,51 @@ unsafe extern "C" fn on_thread_begin(_data: VALUE, _arg: *mut rb_trace_arg_t) {
     }
 }
 
-/// A line reached for the first time in this process counts on its own,
-/// not as an edge, and does not become the previous location: which input
-/// runs a line first depends on the order inputs run in, and neither the
-/// line's counter nor the edges between branches may depend on that (or
-/// `-merge` would find different features in the same inputs).
+/// A line reached for the first time in this process counts for its
+/// method or block (not as an edge, and without becoming the previous
+/// location), and so does every branch event in it: which input runs a line
+/// first depends on the order inputs run in, so a per-line counter would
+/// belong to that input forever (libFuzzer could never replace it with an
+/// input that does the same and more), and `-merge` would find different
+/// features in the same inputs depending on their order.
 unsafe extern "C" fn on_line_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
-    unsafe { location::with_site(arg, |site| record(coverage, &site, arg, EdgeMap::touch)) };
+    unsafe {
+        location::with_site(arg, |site| {
+            record(coverage, &site, arg, |map, iseq, _| {
+                map.touch(iseq_location(iseq))
+            })
+        })
+    };
 }
 
-/// A branch arm counts as the edge from the previous branch arm.
+/// A branch arm counts as the edge from the previous branch arm, and for
+/// its method or block.
 unsafe extern "C" fn on_branch_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
-    unsafe { location::with_site(arg, |site| record(coverage, &site, arg, EdgeMap::hit)) };
+    unsafe {
+        location::with_site(arg, |site| {
+            record(coverage, &site, arg, |map, iseq, site| {
+                map.touch(iseq_location(iseq));
+                map.hit(locator::location(iseq, site))
+            })
+        })
+    };
 }
 
-/// Counts `site` with `count` (an edge or the location alone).
+/// The location standing for a whole method or block.
+#[inline(always)]
+fn iseq_location(iseq: &IseqInfo) -> u64 {
+    location::mix(iseq.base ^ ISEQ_SALT)
+}
+
+/// Keeps method/block counters apart from the edges into their first
+/// instruction.
+const ISEQ_SALT: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// Counts `site` with `count`.
 ///
 /// # Safety
 /// Inside the hook that produced `site` from `arg`.
@@ -213,7 +245,7 @@ unsafe fn record(
     coverage: &Coverage,
     site: &Site,
     arg: *mut rb_trace_arg_t,
-    count: impl Fn(&EdgeMap, u64) -> (usize, bool),
+    count: impl Fn(&EdgeMap, &IseqInfo, &Site) -> (usize, bool),
 ) {
     // SAFETY (caller): inside the hook that produced `site`.
     let Some(iseq) = (unsafe { coverage.locator.iseq(site) }) else {
@@ -222,7 +254,7 @@ unsafe fn record(
     if !iseq.included {
         return;
     }
-    let (index, first) = count(&coverage.map, locator::location(&iseq, site));
+    let (index, first) = count(&coverage.map, &iseq, site);
     if first {
         // SAFETY: as above; lineno is computed only on a counter's first hit.
         unsafe { remember(coverage, index, iseq.path, arg) };

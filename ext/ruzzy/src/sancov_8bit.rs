@@ -4,7 +4,7 @@
 //! An edge is a pair (previous location, current location), hashed AFL-style
 //! into `counters[(current ^ previous >> 1) & mask]` ([`EdgeMap::hit`]); a
 //! location can also count on its own, leaving the previous location as it
-//! is ([`EdgeMap::touch`]: one-shot lines, comparison sites). Counters saturate at
+//! is ([`EdgeMap::touch`]: methods and blocks, comparison sites). Counters saturate at
 //! 255 instead of wrapping back to zero. Every counter has its own PC in the
 //! table (`PC_BASE + PC_STRIDE * index`), and the first location that reached a counter
 //! is remembered, so a PC can be described as `path:line`.
@@ -153,7 +153,7 @@ impl EdgeMap {
     }
 
     /// Counts `location` as reached on its own, without making it the
-    /// previous location of the next edge (one-shot lines, comparison
+    /// previous location of the next edge (methods and blocks, comparison
     /// sites); returns the counter index and whether it is new, as
     /// [`EdgeMap::hit`] does.
     #[inline(always)]
