@@ -10,9 +10,9 @@ module Ruzzy
   # requiring the code under test (the `ruzzy` command and Ruzzy.trace do).
   #
   # Branch events fire every time; line events fire once per line and
-  # process (Ruby's one-shot lines): a line reached for the first time is
-  # new coverage, and after that the branches around it say what a line
-  # event would (see docs/coverage.md).
+  # process (Ruby's one-shot lines): a line reached for the first time
+  # counts for its method or block, and after that the branches around it
+  # say what a line event would (see docs/coverage.md).
   module Coverage
     # Paths never instrumented: ruzzy's own files.
     OWN_FILES = "#{File.expand_path("..", __dir__)}#{File::SEPARATOR}".freeze
@@ -41,7 +41,7 @@ module Ruzzy
     end
 
     # Sizes a map started without map_size to the instrumented code loaded
-    # so far (about one counter per executable line or branch arm, within
+    # so far (two counters per executable line or branch arm, within
     # Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it after
     # every input. Every process running the same harness gets the same
     # size, so counter ids agree across -fork, -jobs and -merge. Returns the
