@@ -10,6 +10,7 @@ require_relative "ruzzy/sanitizers"
 Ruzzy::Native.require_extension
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
+require_relative "ruzzy/literal_dictionary"
 require_relative "ruzzy/fuzzed_data_provider"
 require "pathname"
 
@@ -79,8 +80,13 @@ module Ruzzy
   # +args+ is libFuzzer's argv, program name first.
   #
   # +compare_hooks+ (default true, or false when RUZZY_COMPARE_HOOKS=0)
-  # reports Integer, String, Symbol and Hash comparisons to libFuzzer while
-  # fuzzing; see Ruzzy::CompareHooks.
+  # reports comparisons, pattern matches and number conversions to
+  # libFuzzer while fuzzing; a list of Ruzzy::CompareHooks::GROUPS
+  # (%i[integer string]) reports only those. See Ruzzy::CompareHooks.
+  #
+  # +literal_dict+ (default true, or false when RUZZY_LITERAL_DICT=0) gives
+  # libFuzzer the literals of the instrumented code as dictionary words,
+  # with the user's -dict; see Ruzzy::LiteralDictionary.
   #
   # +ignore+ lists the exceptions the target raises on purpose for bad input:
   # they are ordinary inputs, not findings. See Ruzzy::ExpectedExceptions.
@@ -96,7 +102,7 @@ module Ruzzy
   # given the command that started this process instead, so that -fork,
   # -jobs, -merge and -minimize_crash can start more processes like it.
   def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?, ignore: nil,
-           mutator: nil, crossover: nil)
+           mutator: nil, crossover: nil, literal_dict: LiteralDictionary.enabled_by_default?)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
     end
@@ -107,13 +113,15 @@ module Ruzzy
       raise InvalidArgumentsError, "#{name}: must respond to #call, got #{callable.inspect}"
     end
 
+    hook_groups = CompareHooks.groups(compare_hooks)
     argv = libfuzzer_args(args)
     @expected_exceptions = ExpectedExceptions.new(ignore) + command_line_ignore
     throw(:ruzzy_capture_target, Capture.new(test_one_input, @expected_exceptions)) if @capturing
     @libfuzzer_argv = argv
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
-    CompareHooks.install if compare_hooks
+    CompareHooks.install(hook_groups) unless hook_groups.empty?
     Coverage.fit_map
+    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
     clear_stack_poisoning_on_raise
     @fuzz_called = true
     status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)

@@ -43,6 +43,8 @@ module Ruzzy
         -I DIRECTORY       add DIRECTORY to the load path (like ruby -I)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
         --no-compare-hooks do not report comparisons to libFuzzer
+        --no-literal-dict  do not give libFuzzer the literals of the code as a
+                           dictionary
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message
@@ -137,6 +139,7 @@ module Ruzzy
       when /\A--map-size=(.*)\z/ then @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
       when "--no-coverage" then @coverage_enabled = false
       when "--no-compare-hooks" then ENV["RUZZY_COMPARE_HOOKS"] = "0"
+      when "--no-literal-dict" then ENV["RUZZY_LITERAL_DICT"] = "0"
       when /\A--ignore=(.+)\z/ then @ignore << ExpectedExceptions.from_command_line(Regexp.last_match(1))
       when /\A--sanitizer=(.*)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
       when /\A-I(.+)\z/ then $LOAD_PATH.unshift(File.expand_path(Regexp.last_match(1)))

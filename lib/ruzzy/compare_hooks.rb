@@ -1,30 +1,60 @@
 # frozen_string_literal: true
 
 module Ruzzy
-  # Comparison feedback: while fuzzing, Integer, String, Symbol and Hash
-  # comparisons and lookups report their operands to libFuzzer, which then
-  # inserts the values they were compared with into new inputs (magic
-  # numbers, keywords, header strings, Hash keys).
+  # Comparison feedback: while fuzzing, comparisons, pattern matches and
+  # conversions report their operands to libFuzzer, which then inserts the
+  # values they were compared with into new inputs (magic numbers,
+  # keywords, header strings, Hash keys, tokens a regular expression
+  # expects, numbers written in text).
   #
   # The hook modules (native code) are only prepended when fuzzing starts:
   # a program that merely requires ruzzy keeps Ruby's fast paths. Ruzzy.fuzz
   # installs them unless told not to (compare_hooks: false, the ruzzy
-  # command's --no-compare-hooks, or RUZZY_COMPARE_HOOKS=0).
+  # command's --no-compare-hooks, or RUZZY_COMPARE_HOOKS=0); a list of
+  # GROUPS (compare_hooks: %i[integer string], RUZZY_COMPARE_HOOKS=
+  # integer,string) installs only those.
   #
-  # Hooked: Integer ==, !=, <, <=, >, >=, <=>, eql?, ===, between?, and the
-  # divisor of /, %, div, divmod, modulo; String ==, !=, eql?, ===, <=>,
-  # start_with?, end_with?, include?, index; Symbol ==, !=, ===; Hash [],
-  # fetch, key?, has_key?, include?, member?, dig with String, Symbol or
-  # Integer keys. case/when on these types goes through === and is hooked
-  # too. Results never change: each hook returns what the original method
-  # returns.
+  # Hooked, by group:
+  # integer:: Integer ==, !=, <, <=, >, >=, <=>, eql?, ===, between?, and
+  #           the divisor of /, %, div, divmod, modulo (with an Integer or
+  #           a Float)
+  # string:: String ==, !=, eql?, ===, <=>, start_with?, end_with?,
+  #          include?, index
+  # symbol:: Symbol ==, !=, ===
+  # hash:: Hash [], fetch, key?, has_key?, include?, member?, dig with
+  #        String, Symbol or Integer keys
+  # float:: Float ==, !=, <, <=, >, >=, <=>, eql?, ===
+  # regexp:: Regexp match, match?, =~, ===; String match, match?, =~, [],
+  #          slice, scan, sub, gsub, sub!, gsub!, split;
+  #          StringScanner scan, check, match?, skip, scan_until,
+  #          check_until, skip_until, exist? (when strscan is loaded)
+  # conversion:: Integer(), Float(), String#to_i, String#to_f
+  #
+  # case/when on these types goes through === and is hooked too. Results
+  # never change: each hook returns what the original method returns, and
+  # sets $~ where it would.
   module CompareHooks
-    HOOKS = {
-      Integer => IntegerHooks,
-      String => StringHooks,
-      Symbol => SymbolHooks,
-      Hash => HashHooks
-    }.freeze
+    # [group, class (or its name, for classes that may not be loaded),
+    # hook module], in the order they are prepended.
+    HOOKS = [
+      [:integer, Integer, IntegerHooks],
+      [:string, String, StringHooks],
+      [:symbol, Symbol, SymbolHooks],
+      [:hash, Hash, HashHooks],
+      [:float, Float, FloatHooks],
+      [:regexp, Regexp, RegexpHooks],
+      [:regexp, String, StringPatternHooks],
+      [:regexp, "StringScanner", ScannerHooks],
+      [:conversion, Kernel, KernelConversionHooks],
+      [:conversion, String, StringConversionHooks]
+    ].freeze
+
+    # Every group of hooks.
+    GROUPS = HOOKS.map(&:first).uniq.freeze
+
+    # Classes whose hooks have a fast path that assumes Ruby's own
+    # definition (see DefinitionWatcher).
+    WATCHED = [Integer, String, Symbol, Hash].freeze
 
     module_function
 
@@ -47,24 +77,58 @@ module Ruzzy
       end
     end
 
-    # Prepends the hook modules (once). Returns true.
-    def install
-      return true if installed?
+    # Prepends the hook modules of +groups+ (all by default; each once).
+    # Returns true.
+    def install(groups = GROUPS)
+      groups = groups(groups)
+      return true if installed?(groups)
 
       _snapshot_builtins
-      HOOKS.each_key { |klass| klass.singleton_class.prepend(DefinitionWatcher) }
-      HOOKS.each { |klass, hooks| klass.prepend(hooks) unless klass.ancestors.include?(hooks) }
+      WATCHED.each { |klass| klass.singleton_class.prepend(DefinitionWatcher) }
+      hooks(groups).each { |klass, hooks| klass.prepend(hooks) unless klass.ancestors.include?(hooks) }
       true
     end
 
-    # Whether the hooks are in place.
-    def installed?
-      HOOKS.all? { |klass, hooks| klass.ancestors.include?(hooks) }
+    # Whether the hooks of +groups+ (all by default) are in place.
+    def installed?(groups = GROUPS)
+      hooks(groups(groups)).all? { |klass, hooks| klass.ancestors.include?(hooks) }
     end
 
-    # The default for Ruzzy.fuzz's compare_hooks: keyword.
+    # [class, hook module] for the +groups+ whose class is loaded.
+    def hooks(groups)
+      HOOKS.filter_map do |group, klass, hooks|
+        klass = Object.const_get(klass) if klass.is_a?(String) && Object.const_defined?(klass)
+        [klass, hooks] if groups.include?(group) && klass.is_a?(Module)
+      end
+    end
+
+    # The groups named by +value+: true (all), false (none), or a list of
+    # names (Symbols or Strings).
+    def groups(value)
+      case value
+      when true then GROUPS
+      when false, nil then []
+      else
+        names = Array(value).map { |name| name.to_s.strip.to_sym }
+        unknown = names - GROUPS
+        unless unknown.empty?
+          raise InvalidArgumentsError,
+                "compare_hooks: unknown group #{unknown.map(&:to_s).join(", ")} (known: #{GROUPS.join(", ")})"
+        end
+        names
+      end
+    end
+
+    # The default for Ruzzy.fuzz's compare_hooks: keyword, from
+    # RUZZY_COMPARE_HOOKS: "0" none, "1" (or unset) all, else a
+    # comma-separated list of groups.
     def enabled_by_default?
-      ENV.fetch("RUZZY_COMPARE_HOOKS", "1") != "0"
+      setting = ENV.fetch("RUZZY_COMPARE_HOOKS", "1")
+      case setting
+      when "0" then false
+      when "1", "" then true
+      else setting.split(",")
+      end
     end
   end
 end

@@ -37,7 +37,9 @@ module Ruzzy
       end
 
       setup_interpreter_coverage
-      Ruzzy._start_coverage(map_size, includes, excludes)
+      started = Ruzzy._start_coverage(map_size, includes, excludes)
+      LiteralDictionary.start if started
+      started
     end
 
     # Sizes a map started without map_size to the instrumented code loaded

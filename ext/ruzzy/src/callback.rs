@@ -107,6 +107,7 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
 #[inline(never)]
 fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
     coverage_hook::begin_input();
+    crate::number_feedback::reset();
     target_state::begin_input();
     let result = rb::protect(|| {
         // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes

@@ -28,6 +28,7 @@
 //! (no destructor is skipped).
 
 use crate::compare_sites::{self, SiteId};
+use crate::{number_feedback, number_hooks, regex_hooks};
 use magnus::{function, prelude::*, rb_sys::AsRawValue, Error, RModule, Symbol, Value};
 use rb_sys::{ruby_value_type, VALUE};
 use std::ffi::{c_int, CStr};
@@ -181,58 +182,127 @@ pub fn define(ruzzy: RModule) -> Result<(), Error> {
     ] {
         var_args(hash, name, hash_lookup);
     }
+    define_pattern_hooks(hooks)?;
+    define_number_hooks(hooks)?;
     compare_sites::init();
+    regex_hooks::init();
     Ok(())
 }
 
-fn one_arg(module: RModule, name: &CStr, function: OneArg) {
-    // SAFETY: arity 1 matches the function's (self, arg) signature; Ruby
-    // casts the pointer back according to the arity.
-    unsafe {
-        rb_sys::rb_define_method(
-            module.as_raw(),
-            name.as_ptr(),
-            Some(std::mem::transmute::<OneArg, unsafe extern "C" fn() -> VALUE>(function)),
-            1,
+/// Regexp, String-with-pattern and StringScanner hooks (`regex_hooks`).
+fn define_pattern_hooks(hooks: RModule) -> Result<(), Error> {
+    use regex_hooks::{regexp_match, regexp_operator, scanner, string_pattern};
+    use regex_hooks::{FAILS_WHEN_FALSY, FAILS_WHEN_UNSPLIT, FAILS_WITHOUT_MATCH_DATA};
+    let regexp = hooks.define_module("RegexpHooks")?;
+    var_args(regexp, c"match", regexp_match);
+    var_args(regexp, c"match?", regexp_match);
+    one_arg(regexp, c"=~", regexp_operator);
+    one_arg(regexp, c"===", regexp_operator);
+
+    let string = hooks.define_module("StringPatternHooks")?;
+    var_args(string, c"match", string_pattern::<FAILS_WHEN_FALSY, true>);
+    var_args(string, c"match?", string_pattern::<FAILS_WHEN_FALSY, true>);
+    for name in [c"=~", c"[]", c"slice"] {
+        var_args(string, name, string_pattern::<FAILS_WHEN_FALSY, false>);
+    }
+    for name in [c"scan", c"sub", c"gsub", c"sub!", c"gsub!"] {
+        var_args(
+            string,
+            name,
+            string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>,
         );
     }
+    var_args(
+        string,
+        c"split",
+        string_pattern::<FAILS_WHEN_UNSPLIT, false>,
+    );
+
+    let scanner_hooks = hooks.define_module("ScannerHooks")?;
+    for name in [c"scan", c"check", c"match?", c"skip"] {
+        var_args(scanner_hooks, name, scanner::<true>);
+    }
+    for name in [c"scan_until", c"check_until", c"skip_until", c"exist?"] {
+        var_args(scanner_hooks, name, scanner::<false>);
+    }
+    Ok(())
+}
+
+/// Float comparison and text-to-number conversion hooks (`number_hooks`).
+fn define_number_hooks(hooks: RModule) -> Result<(), Error> {
+    let float = hooks.define_module("FloatHooks")?;
+    for name in [
+        c"==", c"!=", c"<", c"<=", c">", c">=", c"<=>", c"eql?", c"===",
+    ] {
+        one_arg(float, name, number_hooks::float_compare);
+    }
+    let kernel = hooks.define_module("KernelConversionHooks")?;
+    for name in [c"Integer", c"Float"] {
+        define_method(
+            kernel,
+            name,
+            number_hooks::kernel_conversion as VarArgs,
+            -1,
+            Visibility::Private,
+        );
+    }
+    let string = hooks.define_module("StringConversionHooks")?;
+    for name in [c"to_i", c"to_f"] {
+        var_args(string, name, number_hooks::string_conversion);
+    }
+    Ok(())
+}
+
+/// Whether a hook method is public (like the methods it wraps) or private
+/// (Kernel's conversion functions).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visibility {
+    Public,
+    Private,
+}
+
+/// Defines `function` (a C method of the given arity: -1 for
+/// (argc, argv, self), else self plus that many arguments) on `module`.
+fn define_method<F: Copy>(
+    module: RModule,
+    name: &CStr,
+    function: F,
+    arity: c_int,
+    visibility: Visibility,
+) {
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<unsafe extern "C" fn() -> VALUE>()
+    );
+    // SAFETY: `F` is one of the extern "C" function pointer types above,
+    // matching `arity`; Ruby casts the pointer back according to it.
+    unsafe {
+        let pointer = std::mem::transmute_copy::<F, unsafe extern "C" fn() -> VALUE>(&function);
+        let definer = match visibility {
+            Visibility::Public => rb_sys::rb_define_method,
+            Visibility::Private => rb_sys::rb_define_private_method,
+        };
+        definer(module.as_raw(), name.as_ptr(), Some(pointer), arity);
+    }
+}
+
+pub fn one_arg(module: RModule, name: &CStr, function: OneArg) {
+    define_method(module, name, function, 1, Visibility::Public);
 }
 
 fn two_args(module: RModule, name: &CStr, function: TwoArgs) {
-    // SAFETY: arity 2 matches (self, a, b).
-    unsafe {
-        rb_sys::rb_define_method(
-            module.as_raw(),
-            name.as_ptr(),
-            Some(std::mem::transmute::<
-                TwoArgs,
-                unsafe extern "C" fn() -> VALUE,
-            >(function)),
-            2,
-        );
-    }
+    define_method(module, name, function, 2, Visibility::Public);
 }
 
-fn var_args(module: RModule, name: &CStr, function: VarArgs) {
-    // SAFETY: arity -1 matches (argc, argv, self).
-    unsafe {
-        rb_sys::rb_define_method(
-            module.as_raw(),
-            name.as_ptr(),
-            Some(std::mem::transmute::<
-                VarArgs,
-                unsafe extern "C" fn() -> VALUE,
-            >(function)),
-            -1,
-        );
-    }
+pub fn var_args(module: RModule, name: &CStr, function: VarArgs) {
+    define_method(module, name, function, -1, Visibility::Public);
 }
 
 /// `super` with the given arguments, the current block and keywords.
 ///
 /// # Safety
 /// Called from a hook method with its own arguments.
-unsafe fn call_super(args: &[VALUE]) -> VALUE {
+pub unsafe fn call_super(args: &[VALUE]) -> VALUE {
     // SAFETY (caller): inside a C method frame; argv has argc values.
     unsafe {
         let keywords = rb_sys::rb_keyword_given_p();
@@ -241,7 +311,7 @@ unsafe fn call_super(args: &[VALUE]) -> VALUE {
 }
 
 /// The value of an Integer that fits in 64 bits (signed or unsigned).
-fn integer_bits(value: VALUE) -> Option<u64> {
+pub fn integer_bits(value: VALUE) -> Option<u64> {
     if rb_sys::FIXNUM_P(value) {
         // SAFETY: a Fixnum.
         return Some(unsafe { rb_sys::FIX2LONG(value) } as u64);
@@ -271,7 +341,7 @@ fn integer_bits(value: VALUE) -> Option<u64> {
 }
 
 /// The bytes of any String (subclasses included).
-fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
+pub fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
     // SAFETY: checks the type before reading; the bytes are only used
     // before any Ruby code runs.
     unsafe { crate::location::string_bytes(value) }
@@ -340,11 +410,15 @@ unsafe extern "C" fn integer_compare<const OP: u8>(this: VALUE, other: VALUE) ->
         // SAFETY: inside a C method call.
         if let Some(site) = unsafe { compare_sites::caller() } {
             compare_sites::cmp8(site, a, b);
+            number_feedback::integers(site, a, b);
         }
         let op = const { op_from(OP) };
         if rb_sys::FIXNUM_P(this) && rb_sys::FIXNUM_P(other) && builtin(op) {
             return fixnum_result(op, a as i64, b as i64);
         }
+    } else {
+        // SAFETY: inside a C method call.
+        unsafe { number_hooks::integer_with_float(this, other) };
     }
     // SAFETY: our own arguments.
     unsafe { call_super(&[other]) }
@@ -402,7 +476,7 @@ unsafe extern "C" fn string_compare<const OP: u8>(this: VALUE, other: VALUE) -> 
 ///
 /// # Safety
 /// `argv` has `argc` values (Ruby's calling convention for arity -1).
-unsafe fn arguments<'a>(argc: c_int, argv: *const VALUE) -> &'a [VALUE] {
+pub unsafe fn arguments<'a>(argc: c_int, argv: *const VALUE) -> &'a [VALUE] {
     if argc <= 0 || argv.is_null() {
         return &[];
     }
@@ -420,7 +494,17 @@ unsafe extern "C" fn string_start_with(argc: c_int, argv: *const VALUE, this: VA
         }
     }
     // SAFETY: our own arguments.
-    unsafe { call_super(args) }
+    let result = unsafe { call_super(args) };
+    if result == rb_sys::Qfalse as VALUE {
+        if let Some(text) = string_bytes(this) {
+            for &pattern in args {
+                // SAFETY: inside the hook, after super; Strings are
+                // skipped (reported above), Regexps reported.
+                unsafe { regex_hooks::start_with_failed(text, pattern) };
+            }
+        }
+    }
+    result
 }
 
 unsafe extern "C" fn string_end_with(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
@@ -454,6 +538,16 @@ unsafe extern "C" fn string_include(this: VALUE, other: VALUE) -> VALUE {
 unsafe extern "C" fn string_index(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: Ruby's arity -1 convention.
     let args = unsafe { arguments(argc, argv) };
+    if args
+        .first()
+        .is_some_and(|&pattern| string_bytes(pattern).is_none())
+    {
+        // A Regexp (or an invalid argument super rejects).
+        // SAFETY: the same arguments, forwarded.
+        return unsafe {
+            regex_hooks::string_pattern::<{ regex_hooks::FAILS_WHEN_FALSY }, true>(argc, argv, this)
+        };
+    }
     if let (Some(text), Some(needle)) = (
         string_bytes(this),
         args.first().copied().and_then(string_bytes),

@@ -90,8 +90,35 @@ pub fn init() {
 #[inline(always)]
 pub unsafe fn caller() -> Option<SiteId> {
     // SAFETY (caller): inside a C method call.
+    unsafe { locate(Some(SiteId::UNKNOWN)) }
+}
+
+/// Like [`caller`], but None when the caller is a C method (String#match
+/// calling Regexp#match: the outer call reports at its own site). Without
+/// frame locations at all (public-API mode), site 0.
+///
+/// # Safety
+/// Must be called from a C method invoked by the interpreter.
+#[inline(always)]
+pub unsafe fn ruby_caller() -> Option<SiteId> {
+    let c_caller = if location::precise() {
+        None
+    } else {
+        Some(SiteId::UNKNOWN)
+    };
+    // SAFETY (caller): inside a C method call.
+    unsafe { locate(c_caller) }
+}
+
+/// The site of the calling Ruby code; `unlocated` when there is none.
+///
+/// # Safety
+/// Must be called from a C method invoked by the interpreter.
+#[inline(always)]
+unsafe fn locate(unlocated: Option<SiteId>) -> Option<SiteId> {
+    // SAFETY (caller): inside a C method call.
     let Some(site) = (unsafe { location::caller_site() }) else {
-        return Some(SiteId::UNKNOWN);
+        return unlocated;
     };
     let coverage = coverage_hook::get();
     let Some(locator) = coverage.map(|c| &c.locator).or_else(|| ALL_CODE.get()) else {

@@ -19,7 +19,10 @@
 //!   (at Ruby's next safe point, or read from the frames);
 //! - [`compare_hooks`]: Ruby methods reporting comparisons, through
 //!   [`compare_sites`] (one PC per instrumented Ruby call site, located by
-//!   the coverage's [`locator`]);
+//!   the coverage's [`locator`]); [`regex_hooks`] for pattern matches
+//!   (over [`regex_model`], what a Regexp would have matched) and
+//!   [`number_hooks`] for Floats and text-to-number conversions (over
+//!   [`number_feedback`]);
 //! - [`custom_mutator`]: mutators and crossover written in Ruby;
 //! - [`fuzzed_data_provider`]: typed values from an input, over
 //!   [`data_provider`] (Ruzzy 0.8's and LLVM's byte-splitting rules);
@@ -51,8 +54,12 @@ mod iseq_cache;
 mod layout_probe;
 mod location;
 mod locator;
+mod number_feedback;
+mod number_hooks;
 mod path_registry;
 mod rb;
+mod regex_hooks;
+mod regex_model;
 mod ruby_backtrace;
 mod ruzzy_error;
 mod sancov_8bit;
@@ -97,6 +104,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
         )?,
     )?;
     compare_hooks::define(ruzzy)?;
+    ruzzy.define_module_function("_regexp_words", function!(regex_hooks::regexp_words, 1))?;
     ruzzy.define_module_function(
         "c_libfuzzer_is_loaded",
         function!(compat::libfuzzer_is_loaded, 0),

@@ -1,0 +1,394 @@
+//! Regular-expression feedback: Ruby methods that match a Regexp against a
+//! String report, when the match fails, what would have matched.
+//!
+//! `Ruzzy::CompareHooks::{RegexpHooks, StringPatternHooks, ScannerHooks}`
+//! are prepended to `Regexp`, `String` and `StringScanner` when fuzzing
+//! starts (`Ruzzy::CompareHooks.install`). Each hook first calls the
+//! original method (`super`, same arguments, block and keywords), so match
+//! results, `$~`, `$1`, named captures and `Regexp.timeout` behave exactly
+//! as without it; `$~` lands in the caller's frame because the hooks are C
+//! methods, which Ruby's special variables skip. Only when the match
+//! failed does the hook look at the pattern: its model (`regex_model`,
+//! parsed once per Regexp object and cached in a fixed table) is run on the
+//! subject to find where matching stopped, and libFuzzer gets
+//! - a byte comparison of the subject from that point with a string the
+//!   rest of the pattern accepts (libFuzzer writes it over the input's
+//!   bytes), and
+//! - a string the whole pattern accepts, as a dictionary word (its memmem
+//!   hook),
+//!
+//! both at the caller's comparison site. String patterns (`split(",")`,
+//! `sub("x", ...)`) report a substring search instead. Successful matches
+//! cost the hook frame and a result check only.
+//!
+//! Invariants: no allocation after `init` (the cache is allocated once);
+//! the only Ruby calls are `super` and, for StringScanner, its `string`
+//! and `pos` readers after `super` returned; every input read is bounded
+//! by [`WINDOW`].
+
+use crate::compare_hooks::{arguments, call_super, string_bytes};
+use crate::compare_sites::{self, SiteId};
+use crate::regex_model::Pattern;
+use rb_sys::{ruby_value_type, VALUE};
+use std::cell::{Cell, UnsafeCell};
+use std::ffi::c_int;
+
+/// Patterns cached (a power of two).
+const CACHE_SLOTS: usize = 512;
+/// Subject bytes examined after the search start.
+const WINDOW: usize = 256;
+/// Longest sample proposed.
+const SAMPLE: usize = 64;
+
+/// When a call counts as a failed match (a const parameter of the hooks):
+/// the method returned nil or false (`match`, `=~`, `scan`, `[]`...).
+pub const FAILS_WHEN_FALSY: u8 = 0;
+/// `$~` is nil afterwards (`sub`, `gsub`, String#scan).
+pub const FAILS_WITHOUT_MATCH_DATA: u8 = 1;
+/// The result has at most one element (`split`).
+pub const FAILS_WHEN_UNSPLIT: u8 = 2;
+
+struct Slot {
+    regexp: VALUE,
+    key: u64,
+    pattern: Pattern,
+}
+
+struct Cache(UnsafeCell<Option<Box<[Slot]>>>);
+// SAFETY: only used with the GVL held (module invariant).
+unsafe impl Sync for Cache {}
+static CACHE: Cache = Cache(UnsafeCell::new(None));
+
+struct Variant(Cell<u32>);
+// SAFETY: only used with the GVL held.
+unsafe impl Sync for Variant {}
+/// Advances with each report, so successive samples differ.
+static VARIANT: Variant = Variant(Cell::new(0));
+
+/// Allocates the pattern cache (cold; before the hooks are installed).
+pub fn init() {
+    // SAFETY: GVL held; called before any hook runs.
+    let cache = unsafe { &mut *CACHE.0.get() };
+    if cache.is_none() {
+        let empty = Pattern::parse(b"", 0);
+        let slots = (0..CACHE_SLOTS)
+            .map(|_| Slot {
+                regexp: 0,
+                key: 0,
+                pattern: empty.clone(),
+            })
+            .collect();
+        *cache = Some(slots);
+    }
+}
+
+/// The source bytes and options of a Regexp, or None for anything else.
+///
+/// # Safety
+/// GVL held; the bytes are used before any Ruby code runs.
+unsafe fn regexp_source(value: VALUE) -> Option<(&'static [u8], u32)> {
+    // SAFETY (caller): type checked before the RRegexp fields are read;
+    // `src` is the Regexp's frozen source String.
+    unsafe {
+        if rb_sys::SPECIAL_CONST_P(value)
+            || !rb_sys::RB_TYPE_P(value, ruby_value_type::RUBY_T_REGEXP)
+        {
+            return None;
+        }
+        let src = (*(value as *const rb_sys::RRegexp)).src;
+        let options = rb_sys::rb_reg_options(value) as u32;
+        Some((string_bytes(src)?, options))
+    }
+}
+
+fn source_key(source: &[u8], options: u32) -> u64 {
+    // FNV-1a over the source, then the options.
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &byte in source {
+        hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash ^ options as u64).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// The model of the Regexp `value`, parsed on first sight.
+///
+/// # Safety
+/// GVL held; `value` is a Regexp whose source is `source`.
+unsafe fn pattern(value: VALUE, source: &[u8], options: u32) -> Option<&'static Pattern> {
+    // SAFETY (caller): GVL held; the reference is dropped before any
+    // other hook runs.
+    let slots = unsafe { &mut *CACHE.0.get() }.as_mut()?;
+    let key = source_key(source, options);
+    let index = ((value >> 3) ^ (key as VALUE)) as usize & (CACHE_SLOTS - 1);
+    let slot = &mut slots[index];
+    if slot.regexp != value || slot.key != key {
+        slot.pattern = Pattern::parse(source, options);
+        slot.regexp = value;
+        slot.key = key;
+    }
+    Some(&slot.pattern)
+}
+
+fn next_variant() -> u32 {
+    let variant = VARIANT.0.get().wrapping_add(1);
+    VARIANT.0.set(variant);
+    variant
+}
+
+fn failed(result: VALUE, rule: u8) -> bool {
+    match rule {
+        FAILS_WHEN_FALSY => !rb_sys::TEST(result),
+        // SAFETY: reads the caller's `$~` (the hook is a C method).
+        FAILS_WITHOUT_MATCH_DATA => (unsafe { rb_sys::rb_backref_get() }) == crate::rb::QNIL,
+        _ => {
+            // SAFETY: type checked before reading the length.
+            unsafe {
+                !rb_sys::SPECIAL_CONST_P(result)
+                    && rb_sys::RB_TYPE_P(result, ruby_value_type::RUBY_T_ARRAY)
+                    && rb_sys::RARRAY_LEN(result) <= 1
+            }
+        }
+    }
+}
+
+/// The subject's bytes: a String, or a Symbol's name.
+fn subject_bytes(value: VALUE) -> Option<&'static [u8]> {
+    // SAFETY: type checks before reading; rb_sym2str does not allocate
+    // for a Symbol (it returns the frozen name).
+    unsafe {
+        if rb_sys::STATIC_SYM_P(value) || rb_sys::RB_DYNAMIC_SYM_P(value) {
+            return string_bytes(rb_sys::rb_sym2str(value));
+        }
+    }
+    string_bytes(value)
+}
+
+/// A byte offset argument (`match(str, pos)`), resolved against `len`.
+fn offset(value: Option<VALUE>, len: usize) -> Option<usize> {
+    let Some(value) = value else {
+        return Some(0);
+    };
+    if !rb_sys::FIXNUM_P(value) {
+        return None;
+    }
+    // SAFETY: a Fixnum.
+    let pos = unsafe { rb_sys::FIX2LONG(value) } as i64;
+    let pos = if pos < 0 { len as i64 + pos } else { pos };
+    (0..=len as i64).contains(&pos).then_some(pos as usize)
+}
+
+/// Reports a failed match of `pattern` (a Regexp or a String) on
+/// `subject` searched from `from`.
+///
+/// # Safety
+/// Inside a hook method (GVL held), after `super` returned.
+unsafe fn report(pattern_value: VALUE, subject: &[u8], from: usize, anchored: bool) {
+    if let Some(needle) = string_bytes(pattern_value) {
+        // SAFETY (caller): inside a C method call.
+        let Some(site) = (unsafe { compare_sites::ruby_caller() }) else {
+            return;
+        };
+        let rest = &subject[from.min(subject.len())..];
+        if anchored {
+            compare_sites::bytes(site, &rest[..rest.len().min(needle.len())], needle);
+        } else {
+            compare_sites::substring(site, rest, needle);
+        }
+        return;
+    }
+    // SAFETY (caller): GVL held, no Ruby code runs until we return.
+    let Some((source, options)) = (unsafe { regexp_source(pattern_value) }) else {
+        return;
+    };
+    // SAFETY (caller): inside a C method call.
+    let Some(site) = (unsafe { compare_sites::ruby_caller() }) else {
+        return;
+    };
+    // SAFETY: as above; `pattern_value` is a Regexp with this source.
+    let Some(pattern) = (unsafe { pattern(pattern_value, source, options) }) else {
+        return;
+    };
+    if pattern.is_empty() {
+        return;
+    }
+    propose(site, pattern, subject, from, anchored);
+}
+
+/// The two reports for a failed match (see the module header).
+fn propose(site: SiteId, pattern: &Pattern, subject: &[u8], from: usize, anchored: bool) {
+    let variant = next_variant();
+    let window = &subject[..subject.len().min(from.saturating_add(WINDOW))];
+    let mut sample = [0u8; SAMPLE];
+    if let Some(failure) = pattern.progress(window, from, anchored) {
+        let len = pattern.sample(failure.node, variant, &mut sample);
+        if len > 0 {
+            overwrite(site, &window[failure.pos..], &sample[..len]);
+        }
+    }
+    let len = pattern.sample(0, variant, &mut sample);
+    if len >= 3 {
+        compare_sites::substring(site, window, &sample[..len]);
+    }
+}
+
+/// A byte comparison proposing `sample` over the start of `rest`; both
+/// sides as long, the input's later bytes kept after a short sample.
+fn overwrite(site: SiteId, rest: &[u8], sample: &[u8]) {
+    let n = sample.len().clamp(2, SAMPLE);
+    let mut existing = [0u8; SAMPLE];
+    let mut desired = [0u8; SAMPLE];
+    let have = rest.len().min(n);
+    existing[..have].copy_from_slice(&rest[..have]);
+    desired[..sample.len().min(n)].copy_from_slice(&sample[..sample.len().min(n)]);
+    if sample.len() < have {
+        desired[sample.len()..have].copy_from_slice(&rest[sample.len()..have]);
+    }
+    compare_sites::bytes(site, &existing[..n], &desired[..n]);
+}
+
+/// Regexp#match and #match? (pattern = self, subject = first argument,
+/// optional start position).
+pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+    // SAFETY: Ruby's arity -1 convention.
+    let args = unsafe { arguments(argc, argv) };
+    // SAFETY: our own arguments.
+    let result = unsafe { call_super(args) };
+    if failed(result, FAILS_WHEN_FALSY) {
+        if let Some(subject) = args.first().copied().and_then(subject_bytes) {
+            if let Some(from) = offset(args.get(1).copied(), subject.len()) {
+                // SAFETY: inside the hook, after super.
+                unsafe { report(this, subject, from, false) };
+            }
+        }
+    }
+    result
+}
+
+/// Regexp#=~ and #=== (pattern = self, subject = the argument).
+pub unsafe extern "C" fn regexp_operator(this: VALUE, other: VALUE) -> VALUE {
+    // SAFETY: our own arguments.
+    let result = unsafe { call_super(&[other]) };
+    if failed(result, FAILS_WHEN_FALSY) {
+        if let Some(subject) = subject_bytes(other) {
+            // SAFETY: inside the hook, after super.
+            unsafe { report(this, subject, 0, false) };
+        }
+    }
+    result
+}
+
+/// String methods taking a pattern first (subject = self). `RULE` is one
+/// of the `FAILS_*` constants; `POSITIONAL` says whether a second Integer argument
+/// is the start position (`match`, `match?`, `index`).
+pub unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
+    argc: c_int,
+    argv: *const VALUE,
+    this: VALUE,
+) -> VALUE {
+    // SAFETY: Ruby's arity -1 convention.
+    let args = unsafe { arguments(argc, argv) };
+    // SAFETY: our own arguments.
+    let result = unsafe { call_super(args) };
+    if let (Some(&pattern), Some(subject)) = (args.first(), string_bytes(this)) {
+        if failed(result, RULE) {
+            let position = if POSITIONAL {
+                args.get(1).copied()
+            } else {
+                None
+            };
+            if let Some(from) = offset(position, subject.len()) {
+                // SAFETY: inside the hook, after super.
+                unsafe { report(pattern, subject, from, false) };
+            }
+        }
+    }
+    result
+}
+
+/// StringScanner methods: the pattern is the first argument, the subject
+/// the scanner's string from its position. `ANCHORED` for the methods that
+/// match only at the position (`scan`, `check`, `match?`, `skip`).
+pub unsafe extern "C" fn scanner<const ANCHORED: bool>(
+    argc: c_int,
+    argv: *const VALUE,
+    this: VALUE,
+) -> VALUE {
+    // SAFETY: Ruby's arity -1 convention.
+    let args = unsafe { arguments(argc, argv) };
+    // SAFETY: our own arguments.
+    let result = unsafe { call_super(args) };
+    if let (Some(&pattern), true) = (args.first(), failed(result, FAILS_WHEN_FALSY)) {
+        // SAFETY: StringScanner's own readers (C methods, no allocation);
+        // their values are read before any other Ruby code runs.
+        let (string, pos) = unsafe {
+            (
+                rb_sys::rb_funcall(this, crate::rb::intern(c"string"), 0),
+                rb_sys::rb_funcall(this, crate::rb::intern(c"pos"), 0),
+            )
+        };
+        if let Some(subject) = string_bytes(string) {
+            if let Some(from) = offset(Some(pos), subject.len()) {
+                // SAFETY: inside the hook, after super.
+                unsafe { report(pattern, subject, from, ANCHORED) };
+            }
+        }
+    }
+    result
+}
+
+/// String#start_with? with a Regexp argument that did not match.
+///
+/// # Safety
+/// Inside a hook method, after `super` returned false.
+pub unsafe fn start_with_failed(subject: &[u8], pattern: VALUE) {
+    if string_bytes(pattern).is_none() {
+        // SAFETY (caller).
+        unsafe { report(pattern, subject, 0, true) };
+    }
+}
+
+/// `Ruzzy._regexp_words(regexp)`: dictionary words from a Regexp: its
+/// literal runs of at least two bytes and a string the whole pattern
+/// accepts (binary Strings). Not a hook: used once per Regexp literal
+/// when fuzzing starts.
+pub fn regexp_words(regexp: magnus::Value) -> Result<magnus::RArray, magnus::Error> {
+    use magnus::rb_sys::AsRawValue;
+    let ruby = magnus::Ruby::get_with(regexp);
+    let words = ruby.ary_new();
+    // SAFETY: GVL held; the source is copied before any Ruby code runs.
+    let Some((source, options)) = (unsafe { regexp_source(regexp.as_raw()) }) else {
+        return Ok(words);
+    };
+    let pattern = Pattern::parse(source, options);
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    pattern.literals(2, |run| found.push(run.to_vec()));
+    let mut sample = [0u8; SAMPLE];
+    let len = pattern.sample(0, 0, &mut sample);
+    if len >= 2 {
+        found.push(sample[..len].to_vec());
+    }
+    for word in found {
+        words.push(ruby.str_from_slice(&word))?;
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_count_from_either_end() {
+        let fix = |n: i64| ((n << 1) | 1) as VALUE;
+        assert_eq!(offset(None, 5), Some(0));
+        assert_eq!(offset(Some(fix(2)), 5), Some(2));
+        assert_eq!(offset(Some(fix(-2)), 5), Some(3));
+        assert_eq!(offset(Some(fix(6)), 5), None);
+    }
+
+    #[test]
+    fn source_keys_tell_options_apart() {
+        assert_ne!(source_key(b"abc", 0), source_key(b"abc", 1));
+        assert_ne!(source_key(b"abc", 0), source_key(b"abd", 0));
+    }
+}

@@ -1,0 +1,153 @@
+# frozen_string_literal: true
+
+require "digest"
+require "tmpdir"
+
+module Ruzzy
+  # A libFuzzer dictionary made from the program itself: the String and
+  # Symbol literals of the instrumented code and the literal parts of its
+  # Regexp literals (plus a string each Regexp accepts), collected as the
+  # code is compiled after coverage starts, and handed to libFuzzer as its
+  # -dict file (merged with the user's own -dict) when fuzzing starts.
+  #
+  # Words are 2 to 64 bytes (libFuzzer's longest); text of more than
+  # three words (messages) is left out. Turned off with literal_dict: false,
+  # `ruzzy --no-literal-dict`, RUZZY_LITERAL_DICT=0, or with the comparison
+  # hooks (compare_hooks: false).
+  module LiteralDictionary
+    # Shortest and longest word kept (libFuzzer ignores longer ones).
+    WORD_BYTES = (2..64)
+
+    # Most words handed to libFuzzer (the first ones compiled win).
+    MAX_WORDS = 4096
+
+    # Instructions whose operands are literals.
+    LITERAL_INSTRUCTIONS = %i[putobject putstring putchilledstring opt_str_freeze opt_str_uminus
+                              opt_aref_with opt_aset_with duparray duphash].freeze
+
+    # Where dictionary files go, named by their contents (so every process
+    # of a -fork or -jobs run, and every run of one harness, shares one).
+    DIRECTORY = File.join(Dir.tmpdir, "ruzzy-#{Process.uid}-dictionaries")
+
+    module_function
+
+    # Starts collecting the instructions of instrumented code as it is
+    # compiled (called when coverage starts).
+    def start
+      @compiled ||= []
+      @tracepoint ||= TracePoint.new(:script_compiled) do |tp|
+        next unless tp.eval_script.nil?
+
+        iseq = tp.instruction_sequence
+        @compiled << iseq if Ruzzy._instrumented_path?(iseq.absolute_path || iseq.path)
+      end
+      @tracepoint.enable
+    end
+
+    # Stops collecting.
+    def stop
+      @tracepoint&.disable
+    end
+
+    # The words collected so far, in the order they were compiled.
+    def words
+      found = {}
+      (@compiled || []).each { |iseq| instructions(iseq.to_a, found) }
+      found.keys.first(MAX_WORDS)
+    end
+
+    # The default for Ruzzy.fuzz's literal_dict: keyword.
+    def enabled_by_default?
+      ENV.fetch("RUZZY_LITERAL_DICT", "1") != "0"
+    end
+
+    # +argv+ (libFuzzer's arguments) with a -dict file holding the
+    # program's words and those of the user's -dict. Unchanged when there
+    # is nothing to add, when the user's file cannot be read (libFuzzer
+    # reports it), or when -dict already names a file made here (a -fork
+    # or -jobs child).
+    def add_to(argv)
+      stop
+      given = CommandLine.flag_value(argv, "dict")
+      return argv if given && File.dirname(File.expand_path(given)) == DIRECTORY
+
+      own = words
+      return argv if own.empty?
+
+      user = given ? File.binread(given) : "".b
+      path = write(user, own)
+      warn "INFO: ruzzy: #{own.size} dictionary words from the literals of instrumented code " \
+           "(--no-literal-dict to leave them out)"
+      argv.reject { |arg| arg.to_s.start_with?("-dict=") } + ["-dict=#{path}"]
+    rescue SystemCallError, IOError => e
+      warn "INFO: ruzzy: no dictionary from the program's literals (#{e.message})"
+      argv
+    end
+
+    # Writes the dictionary file; returns its path.
+    def write(user, own)
+      text = user.b
+      text << "\n" unless text.empty? || text.end_with?("\n")
+      text << "# ruzzy: literals of the instrumented code\n"
+      own.each { |word| text << entry(word) << "\n" }
+      Dir.mkdir(DIRECTORY, 0o700) unless File.directory?(DIRECTORY)
+      path = File.join(DIRECTORY, "#{Digest::SHA1.hexdigest(text)}.dict")
+      File.binwrite(path, text) unless File.exist?(path)
+      path
+    end
+
+    # One dictionary line: the word quoted, with \\, \" and \xHH escapes.
+    def entry(word)
+      body = word.b.each_byte.map do |byte|
+        if [0x5c, 0x22].include?(byte) then "\\#{byte.chr}"
+        elsif byte.between?(0x20, 0x7e) then byte.chr
+        else
+          format("\\x%02X", byte)
+        end
+      end
+      "\"#{body.join}\""
+    end
+
+    # Adds the literals of an instruction sequence (as from
+    # RubyVM::InstructionSequence#to_a) and those nested in it.
+    def instructions(iseq_array, found)
+      body = iseq_array[13]
+      return unless body.is_a?(Array)
+
+      body.each do |instruction|
+        next unless instruction.is_a?(Array)
+
+        literal = LITERAL_INSTRUCTIONS.include?(instruction.first)
+        instruction.drop(1).each do |operand|
+          if nested_iseq?(operand)
+            instructions(operand, found)
+          elsif literal
+            literal(operand, found)
+          end
+        end
+      end
+    end
+
+    def nested_iseq?(value)
+      value.is_a?(Array) && value.first == "YARVInstructionSequence/SimpleDataFormat"
+    end
+
+    def literal(value, found)
+      case value
+      when String then add(value, found)
+      when Symbol then add(value.name, found)
+      when Regexp then Ruzzy._regexp_words(value).each { |word| add(word, found) }
+      when Array then value.each { |item| literal(item, found) }
+      when Hash then value.each { |key, item| literal(key, found) || literal(item, found) }
+      end
+      nil
+    end
+
+    def add(word, found)
+      return unless WORD_BYTES.cover?(word.bytesize)
+      return if word.count(" ") >= 3
+
+      found[word.b] = true
+    end
+  end
+end
