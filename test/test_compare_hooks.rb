@@ -10,12 +10,13 @@ class TestCompareHooks < Minitest::Test
 
   def test_requiring_ruzzy_keeps_the_fast_paths
     result = ruby("-rruzzy", "-e", <<~RUBY)
-      p [Integer, String, Symbol, Hash].map { |k| k.ancestors.first == k }
-      p [1.method(:==).owner, "".method(:==).owner, {}.method(:[]).owner]
+      p [Integer, String, Symbol, Hash, Float, Regexp, Kernel].map { |k| k.ancestors.first == k }
+      p [1.method(:==).owner, "".method(:==).owner, {}.method(:[]).owner, //.method(:match).owner]
       p Ruzzy::CompareHooks.installed?
     RUBY
     assert_exit 0, result
-    assert_equal "[true, true, true, true]\n[Integer, String, Hash]\nfalse\n", result.stdout
+    assert_equal "[true, true, true, true, true, true, true]\n[Integer, String, Hash, Regexp]\nfalse\n",
+                 result.stdout
   end
 
   def test_hooked_comparisons_return_what_ruby_returns
@@ -30,6 +31,12 @@ class TestCompareHooks < Minitest::Test
     assert_match(/^refined Integer#==: true$/, hooked.stdout)
     assert_match(/^program's own String#==: \[:redefined, true, false\]$/, hooked.stdout)
     assert_match(/^program's own prepend: \[:from_prepended_module, 1\]$/, hooked.stdout)
+    assert_match(/^named captures: \["2024", "05"\]$/, hooked.stdout)
+    assert_match(/^gsub with block and \$&: "heLLo"$/, hooked.stdout)
+    assert_match(/^scanner: \["let", nil, 1, "x", "x =", 7, "=", " 42", "42", 1, nil, ";"\]$/, hooked.stdout)
+    assert_match(/^Integer is private: \[true, false\]$/, hooked.stdout)
+    timeout = RUBY_VERSION >= "3.2" ? "raised Regexp::TimeoutError: regexp match timeout" : "\"no Regexp.timeout\""
+    assert_includes hooked.stdout, "regexp timeout: #{timeout}\n"
     assert_match(/^redefined while fuzzing: \[:redefined_while_fuzzing, :redefined_while_fuzzing, false\]$/,
                  hooked.stdout)
   end
@@ -45,8 +52,64 @@ class TestCompareHooks < Minitest::Test
     end
   end
 
+  def test_hook_groups_can_be_chosen
+    in_tmpdir do |dir|
+      probe = <<~RUBY
+        Ruzzy.fuzz(lambda do |_|
+          raise "installed: \#{Ruzzy::CompareHooks::HOOKS.map { |_, k, m| k.is_a?(Module) && k.ancestors.include?(m) }}"
+        end%s)
+      RUBY
+      write_harness(dir, format(probe, ", compare_hooks: %i[integer regexp]"), name: "chosen.rb")
+      write_harness(dir, format(probe, ""), name: "default.rb")
+      chosen = ruzzy("chosen.rb", "-runs=1", chdir: dir)
+      assert_exit 77, chosen
+      assert_match(/installed: \[true, false, false, false, false, true, true, false, false, false\]/, chosen.stderr)
+      from_env = ruzzy("default.rb", "-runs=1", chdir: dir, env: { "RUZZY_COMPARE_HOOKS" => "float,conversion" })
+      assert_match(/installed: \[false, false, false, false, true, false, false, false, true, true\]/, from_env.stderr)
+
+      write_harness(dir, "Ruzzy.fuzz(->(_) {}, compare_hooks: %i[integer floats])", name: "unknown.rb")
+      unknown = ruzzy("unknown.rb", chdir: dir)
+      assert_exit 1, unknown
+      known = "integer, string, symbol, hash, float, regexp, conversion"
+      assert_includes unknown.stderr, "compare_hooks: unknown group floats (known: #{known})"
+    end
+  end
+
+  # The literals of the instrumented code become libFuzzer dictionary
+  # words, merged with the user's -dict.
+  def test_the_program_literals_are_a_dictionary
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        TOKENS = %w[alpha beta].freeze
+        Ruzzy.fuzz(->(data) { raise "found" if data.match?(/\\A<gamma>\\d+/) || TOKENS.include?(data) || data == :delta.to_s })
+      RUBY
+      File.write(File.join(dir, "user.dict"), "\"user-word\"\nother=\"second\"\n")
+      result = ruzzy("harness.rb", "-runs=1", "-dict=user.dict", chdir: dir, env: { "TMPDIR" => dir })
+      assert_exit 0, result
+      # "ruzzy", "alpha", "beta", "found", "<gamma>", "<gamma>0", "delta"
+      # (the harness's literals), and the user's two.
+      assert_match(/INFO: ruzzy: 7 dictionary words from the literals of instrumented code/, result.stderr)
+      assert_match(/^Dictionary: 9 entries$/, result.stderr)
+      written = Dir.glob(File.join(dir, "ruzzy-*-dictionaries", "*.dict"))
+      assert_equal 1, written.size
+      text = File.read(written.first)
+      ["user-word", "second", "alpha", "<gamma>", "<gamma>0", "delta"].each do |word|
+        assert_includes text, "\"#{word}\""
+      end
+
+      off = ruzzy("--no-literal-dict", "harness.rb", "-runs=1", chdir: dir)
+      assert_exit 0, off
+      refute_match(/dictionary words/, off.stderr)
+      refute_match(/^Dictionary:/, off.stderr)
+      assert_match(/^Dictionary: 2 entries$/, ruzzy("--no-compare-hooks", "harness.rb", "-runs=1", "-dict=user.dict",
+                                                    chdir: dir).stderr)
+    end
+  end
+
   { "magic_string" => "magic string", "case_when" => "magic word", "chained_bytes" => "six bytes",
-    "magic_integer" => "magic integer" }.each do |name, message|
+    "magic_integer" => "magic integer", "regex_token" => "token", "float_constant" => "float constant",
+    "integer_text" => "magic number", "scanner_keyword" => "keyword",
+    "date_token" => "christmas" }.each do |name, message|
     define_method("test_solves_#{name}") do
       search_test!
       in_tmpdir do |dir|
@@ -75,6 +138,20 @@ class TestCompareHooks < Minitest::Test
       assert_exit 77, solved
       assert_match(/RuntimeError: magic string/, solved.stderr)
       assert_exit 0, ruzzy("--exclude=secret.rb", "harness.rb", "-seed=1", "-runs=#{runs(300_000)}", chdir: dir)
+    end
+  end
+
+  # Without the regexp, float and conversion groups (nor the dictionary),
+  # the same targets stay unsolved.
+  def test_patterns_and_numbers_are_out_of_reach_without_their_hooks
+    search_test!
+    in_tmpdir do |dir|
+      env = { "RUZZY_COMPARE_HOOKS" => "integer,string,symbol,hash" }
+      %w[regex_token float_constant integer_text].each do |name|
+        result = ruzzy("--no-literal-dict", File.join(SOLVE, "#{name}.rb"), "-seed=1", "-runs=#{runs(200_000)}",
+                       chdir: dir, env:)
+        assert_exit 0, result
+      end
     end
   end
 
