@@ -29,10 +29,10 @@ module Bench
   end
 
   # Runs a command in a fresh temporary directory; returns [output, seconds, status].
-  def run(*command)
+  def run(*command, env: {})
     Dir.mktmpdir("ruzzy-bench") do |dir|
       started = now
-      output, status = Open3.capture2e(*command, chdir: dir)
+      output, status = Open3.capture2e(env, *command, chdir: dir)
       [output, now - started, status]
     end
   end
@@ -41,8 +41,8 @@ module Bench
     run(RbConfig.ruby, *args)
   end
 
-  def ruzzy(*args)
-    run("ruzzy", *args)
+  def ruzzy(*args, env: {})
+    run("ruzzy", *args, env:)
   end
 
   def median(values)
@@ -131,23 +131,32 @@ module Bench
     File.join(DIR, "targets", "#{name}.rb")
   end
 
+  # The comparison feedback of the previous release: Integer, String,
+  # Symbol and Hash comparisons only (no Regexp, Float or conversion
+  # feedback, no dictionary from the program's literals).
+  EARLIER_FEEDBACK = { flags: ["--no-literal-dict"],
+                       env: { "RUZZY_COMPARE_HOOKS" => "integer,string,symbol,hash" } }.freeze
+  DEFAULT_FEEDBACK = { flags: [], env: {} }.freeze
+
   # One fuzzing run of a standard-library parser target with ruzzy's
   # +flags+, from the +corpus+ directories (the first one receives new
   # inputs); returns [execs/s, last status line, output, execs].
-  def fuzz_parser(name, *flags, corpus: [], seconds: SECONDS)
-    output, elapsed, = ruzzy(*flags, target(name), *corpus, "-seed=1", "-max_total_time=#{seconds}")
+  def fuzz_parser(name, *flags, corpus: [], seconds: SECONDS, env: {})
+    output, elapsed, = ruzzy(*flags, target(name), *corpus, "-seed=1", "-max_total_time=#{seconds}", env:)
     execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
     [execs.fdiv([elapsed, seconds].min), output.lines.grep(/\A#\d+\s/).last.to_s, output, execs]
   end
 
-  # The corpus one default run of CORPUS_SECONDS builds for +name+ (made
-  # once per bench run); its directory and the run's execs/s.
-  def corpus(name)
+  # The corpus one run of CORPUS_SECONDS builds for +name+ with the given
+  # +feedback+ (made once per bench run); its directory, the run's execs/s
+  # and the finding that stopped it.
+  def corpus(name, feedback = DEFAULT_FEEDBACK)
     @corpora ||= {}
-    @corpora[name] ||= begin
-      dir = File.join(WORK, name)
+    @corpora[[name, feedback]] ||= begin
+      dir = File.join(WORK, "#{name}-#{@corpora.size}")
       FileUtils.mkdir_p(dir)
-      speed, _, output, execs = fuzz_parser(name, corpus: [dir], seconds: CORPUS_SECONDS)
+      speed, _, output, execs = fuzz_parser(name, *feedback[:flags], corpus: [dir], seconds: CORPUS_SECONDS,
+                                                                     env: feedback[:env])
       finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
       [dir, speed, finding && "#{finding} after #{fmt(execs)} execs"]
     end
@@ -197,20 +206,24 @@ module Bench
            "default / untraced"], rows)
   end
 
-  # What a default run of CORPUS_SECONDS reaches, measured by replaying its
-  # corpus under Ruby's own Coverage (`ruzzy cov`, every loaded file). A run
-  # that finds a bug stops there (last column).
+  # What a run of CORPUS_SECONDS reaches, measured by replaying its corpus
+  # under Ruby's own Coverage (`ruzzy cov`, every loaded file), with the
+  # default feedback and with the previous release's (EARLIER_FEEDBACK). A
+  # run that finds a bug stops there (last column).
   def reached
-    rows = PARSERS.map do |name|
-      dir, speed, finding = corpus(name)
-      output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
-      summary = output[%r{(\d+) inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)}]
-      inputs, lines, total_lines, branches, total_branches = Regexp.last_match&.captures
-      [name, fmt(speed), inputs || "-", summary ? "#{lines}/#{total_lines}" : "-",
-       summary ? "#{branches}/#{total_branches}" : "-", finding || "-"]
+    rows = PARSERS.flat_map do |name|
+      [["all", DEFAULT_FEEDBACK], ["comparisons only", EARLIER_FEEDBACK]].map do |label, feedback|
+        dir, speed, finding = corpus(name, feedback)
+        output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
+        summary = output[%r{(\d+) inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)}]
+        inputs, lines, total_lines, branches, total_branches = Regexp.last_match&.captures
+        [name, label, fmt(speed), inputs || "-", summary ? "#{lines}/#{total_lines}" : "-",
+         summary ? "#{branches}/#{total_branches}" : "-", finding || "-"]
+      end
     end
-    table("Coverage reached in #{CORPUS_SECONDS} s from an empty corpus (-seed=1), replayed with `ruzzy cov`",
-          ["target", "execs/s", "corpus", "lines", "branches", "stopped by"], rows)
+    table("Coverage reached in #{CORPUS_SECONDS} s from an empty corpus (-seed=1), replayed with `ruzzy cov`; " \
+          "feedback: all (default) or comparisons only (no Regexp, Float, conversion or literal dictionary)",
+          ["target", "feedback", "execs/s", "corpus", "lines", "branches", "stopped by"], rows)
   end
 
   # exec/s and final coverage on standard-library parsers, comparison hooks
@@ -250,7 +263,12 @@ module Bench
     "magic word in case/when" => File.join(DIR, "solve", "case_when.rb"),
     "six 1-byte compares with && on one line" => File.join(DIR, "solve", "chained_bytes.rb"),
     "two-stage integer checksum" => File.join(DIR, "solve", "checksum.rb"),
-    "magic key in a 64-entry Hash" => File.join(DIR, "solve", "hash_key.rb")
+    "magic key in a 64-entry Hash" => File.join(DIR, "solve", "hash_key.rb"),
+    "token checked by a regexp (match?)" => File.join(DIR, "solve", "regex_token.rb"),
+    "float constant (unpack1(\"E\") ==)" => File.join(DIR, "solve", "float_constant.rb"),
+    "number in text (Integer() ==)" => File.join(DIR, "solve", "integer_text.rb"),
+    "keyword in a StringScanner tokenizer" => File.join(DIR, "solve", "scanner_keyword.rb"),
+    "date-shaped token checked by Date.new" => File.join(DIR, "solve", "date_token.rb")
   }.freeze
 
   # Median time to solve each target (no sanitizer preload).
