@@ -2,8 +2,11 @@
 //! original method with `super`.
 //!
 //! `Ruzzy::CompareHooks::{Integer,String,Symbol,Hash}Hooks` are defined at
-//! `require` time but only prepended to the core classes when fuzzing
-//! starts (`Ruzzy::CompareHooks.install`), so a program that merely
+//! `require` time, with the modules whose methods live in `regex_hooks`
+//! (`RegexpHooks`, `StringPatternHooks`, `ScannerHooks`) and
+//! `number_hooks` (`FloatHooks`, `KernelConversionHooks`,
+//! `StringConversionHooks`), but only prepended to the core classes when
+//! fuzzing starts (`Ruzzy::CompareHooks.install`), so a program that merely
 //! requires ruzzy keeps the interpreter's fast paths for `==`, `<`, `[]`...
 //!
 //! Semantics never change: each hook only reads its operands' raw contents

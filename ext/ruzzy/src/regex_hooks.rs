@@ -21,10 +21,11 @@
 //! `sub("x", ...)`) report a substring search instead. Successful matches
 //! cost the hook frame and a result check only.
 //!
-//! Invariants: no allocation after `init` (the cache is allocated once);
-//! the only Ruby calls are `super` and, for StringScanner, its `string`
-//! and `pos` readers after `super` returned; every input read is bounded
-//! by [`WINDOW`].
+//! Invariants: no allocation after `init` (the cache is allocated once;
+//! a pattern is parsed into its slot in place of the one it evicts); the
+//! only Ruby calls are `super` and, for StringScanner, its `string` and
+//! `pos` readers under `rb_protect` after `super` returned; every input
+//! read is bounded by [`WINDOW`].
 
 use crate::compare_hooks::{arguments, call_super, string_bytes};
 use crate::compare_sites::{self, SiteId};
@@ -32,6 +33,7 @@ use crate::regex_model::Pattern;
 use rb_sys::{ruby_value_type, VALUE};
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
+use std::sync::OnceLock;
 
 /// Patterns cached (a power of two).
 const CACHE_SLOTS: usize = 512;
@@ -67,8 +69,12 @@ unsafe impl Sync for Variant {}
 /// Advances with each report, so successive samples differ.
 static VARIANT: Variant = Variant(Cell::new(0));
 
+/// `StringScanner#string` and `#pos`, interned once.
+static SCANNER_READERS: OnceLock<(rb_sys::ID, rb_sys::ID)> = OnceLock::new();
+
 /// Allocates the pattern cache (cold; before the hooks are installed).
 pub fn init() {
+    SCANNER_READERS.get_or_init(|| (crate::rb::intern(c"string"), crate::rb::intern(c"pos")));
     // SAFETY: GVL held; called before any hook runs.
     let cache = unsafe { &mut *CACHE.0.get() };
     if cache.is_none() {
@@ -324,13 +330,15 @@ pub unsafe extern "C" fn scanner<const ANCHORED: bool>(
     // SAFETY: our own arguments.
     let result = unsafe { call_super(args) };
     if let (Some(&pattern), true) = (args.first(), failed(result, FAILS_WHEN_FALSY)) {
-        // SAFETY: StringScanner's own readers (C methods, no allocation);
-        // their values are read before any other Ruby code runs.
-        let (string, pos) = unsafe {
-            (
-                rb_sys::rb_funcall(this, crate::rb::intern(c"string"), 0),
-                rb_sys::rb_funcall(this, crate::rb::intern(c"pos"), 0),
-            )
+        let Some(&(string_id, pos_id)) = SCANNER_READERS.get() else {
+            return result;
+        };
+        // SAFETY: the scanner's own readers, under rb_protect: a subclass
+        // that overrides them and raises changes nothing (the error is
+        // dropped, nothing is reported).
+        let read = |id| crate::rb::protect(|| unsafe { rb_sys::rb_funcall(this, id, 0) });
+        let (Ok(string), Ok(pos)) = (read(string_id), read(pos_id)) else {
+            return result;
         };
         if let Some(subject) = string_bytes(string) {
             if let Some(from) = offset(Some(pos), subject.len()) {
