@@ -240,14 +240,12 @@ fn define_number_hooks(hooks: RModule) -> Result<(), Error> {
         one_arg(float, name, number_hooks::float_compare);
     }
     let kernel = hooks.define_module("KernelConversionHooks")?;
-    for name in [c"Integer", c"Float"] {
-        define_method(
-            kernel,
-            name,
-            number_hooks::kernel_conversion as VarArgs,
-            -1,
-            Visibility::Private,
-        );
+    let conversions: [(&CStr, VarArgs); 2] = [
+        (c"Integer", number_hooks::kernel_conversion::<false>),
+        (c"Float", number_hooks::kernel_conversion::<true>),
+    ];
+    for (name, function) in conversions {
+        define_method(kernel, name, function, -1, Visibility::Private);
     }
     let string = hooks.define_module("StringConversionHooks")?;
     for name in [c"to_i", c"to_f"] {

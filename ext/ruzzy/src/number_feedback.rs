@@ -134,6 +134,40 @@ pub fn floats(site: SiteId, a: f64, b: f64) {
     }
 }
 
+/// A String about to be converted by `Integer()` (or `Float()` when
+/// `float`): when it holds bytes no number has (letters, punctuation), a
+/// byte comparison proposes it with those bytes as digits, so a parser
+/// that rejects non-numbers gets numbers. Prefixed radixes (`0x1F`) are
+/// left alone.
+pub fn check_number_text(site: SiteId, text: &[u8], float: bool) {
+    let text = &text[..text.len().min(NUMBER)];
+    if let Some(digits) = as_number(text, float) {
+        compare_sites::bytes(site, text, digits.as_bytes());
+    }
+}
+
+/// `text` with the bytes no number has replaced by `1`, or None when
+/// there are none (or it is too short, or has a radix prefix).
+fn as_number(text: &[u8], float: bool) -> Option<Digits> {
+    if text.len() < 2 || matches!(text, [b'0', b'x' | b'X' | b'b' | b'B' | b'o' | b'O', ..]) {
+        return None;
+    }
+    let allowed = |byte: u8| {
+        byte.is_ascii_digit()
+            || matches!(byte, b'+' | b'-' | b'_' | b' ' | b'\t' | b'\n' | b'\r')
+            || (float && matches!(byte, b'.' | b'e' | b'E'))
+    };
+    if text.iter().all(|&byte| allowed(byte)) {
+        return None;
+    }
+    let mut digits = Digits::new();
+    for &byte in text.iter().take(NUMBER) {
+        digits.bytes[digits.len] = if allowed(byte) { byte } else { b'1' };
+        digits.len += 1;
+    }
+    Some(digits)
+}
+
 /// The text of the newest remembered conversion whose value `matches`.
 fn converted(matches: impl Fn(Value) -> bool) -> Option<&'static [u8]> {
     let ring = ring();
@@ -269,6 +303,17 @@ mod tests {
         assert_eq!(float_text(3.0).as_bytes(), b"3.0");
         assert_eq!(float_text(2.71).as_bytes(), b"2.71");
         assert_eq!(float_text(-0.5).as_bytes(), b"-0.5");
+    }
+
+    #[test]
+    fn rejected_text_is_proposed_as_digits() {
+        let proposed = |text: &[u8], float| as_number(text, float).map(|d| d.as_bytes().to_vec());
+        assert_eq!(proposed(b"12ab", false), Some(b"1211".to_vec()));
+        assert_eq!(proposed(b"1.5x", true), Some(b"1.51".to_vec()));
+        assert_eq!(proposed(b"1.5", false), Some(b"115".to_vec()));
+        assert_eq!(proposed(b" 42\n", false), None);
+        assert_eq!(proposed(b"0x1F", false), None);
+        assert_eq!(proposed(b"a", false), None);
     }
 
     #[test]

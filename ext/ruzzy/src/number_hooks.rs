@@ -69,10 +69,21 @@ fn record(text: VALUE, result: VALUE) {
     }
 }
 
-/// `Integer(arg, ...)` and `Float(arg, ...)`.
-pub unsafe extern "C" fn kernel_conversion(argc: c_int, argv: *const VALUE, _this: VALUE) -> VALUE {
+/// `Integer(arg, ...)` (`FLOAT` false) and `Float(arg, ...)` (true). A
+/// String they will reject proposes itself with its stray bytes as digits.
+pub unsafe extern "C" fn kernel_conversion<const FLOAT: bool>(
+    argc: c_int,
+    argv: *const VALUE,
+    _this: VALUE,
+) -> VALUE {
     // SAFETY: Ruby's arity -1 convention.
     let args = unsafe { arguments(argc, argv) };
+    if let Some(text) = args.first().copied().and_then(string_bytes) {
+        // SAFETY: inside a C method call.
+        if let Some(site) = unsafe { compare_sites::caller() } {
+            number_feedback::check_number_text(site, text, FLOAT);
+        }
+    }
     // SAFETY: our own arguments.
     let result = unsafe { call_super(args) };
     if let Some(&text) = args.first() {
