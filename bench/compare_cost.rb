@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
 # Cost of one comparison with and without ruzzy's comparison hooks, outside
-# libFuzzer. Prints "<integer ns> <string ns>" per comparison.
+# libFuzzer. Prints "<integer ns> <string ns> <match ns> <failed match ns>"
+# per call.
 #
 #   ruby bench/compare_cost.rb plain|hooked [ITERATIONS]
 
@@ -24,4 +25,8 @@ t = "header-value-2".b
 empty = per_call(iterations) { |n| n.times { nil } }
 integer = per_call(iterations) { |n| n.times { a == b } }
 string = per_call(iterations) { |n| n.times { s == t } }
-puts "#{integer - empty} #{string - empty}"
+pattern = /\Aheader-(\w+)-\d\z/
+miss = "header-value-x".b
+matched = per_call(iterations) { |n| n.times { pattern.match?(s) } }
+failed = per_call(iterations) { |n| n.times { pattern.match?(miss) } }
+puts [integer, string, matched, failed].map { |ns| ns - empty }.join(" ")

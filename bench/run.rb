@@ -113,9 +113,10 @@ module Bench
     script = File.join(DIR, "compare_cost.rb")
     costs = %w[plain hooked].to_h do |mode|
       runs = Array.new(3) { ruby(script, mode).first.lines.last.split.map { |v| Float(v) } }
-      [mode, [median(runs.map(&:first)), median(runs.map(&:last))]]
+      [mode, runs.transpose.map { |values| median(values) }]
     end
-    rows = [["Integer `a == b`", 0], ["String `s == t` (14 bytes)", 1]].map do |label, i|
+    rows = [["Integer `a == b`", 0], ["String `s == t` (14 bytes)", 1],
+            ["Regexp `match?` that matches", 2], ["Regexp `match?` that fails (modelled)", 3]].map do |label, i|
       [label, fmt(costs["plain"][i], 1), fmt(costs["hooked"][i], 1)]
     end
     table("Comparison hooks: ns per comparison outside libFuzzer (median of 3)",

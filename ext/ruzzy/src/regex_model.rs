@@ -27,6 +27,8 @@ const MAX_CLASSES: usize = 24;
 const STEP_BUDGET: u32 = 2048;
 /// Repetitions written into a sample for an unbounded repetition.
 const SAMPLE_REPEAT_CAP: u16 = 3;
+/// Class members a sample chooses from.
+const PICKS: usize = 16;
 /// Deepest group nesting modelled.
 const MAX_DEPTH: usize = 16;
 /// "No limit" for a repetition's maximum.
@@ -111,21 +113,47 @@ impl ByteSet {
         self.0.iter().map(|word| word.count_ones()).sum()
     }
 
+    /// The members `nth` chooses among: the printable ASCII ones
+    /// (0x20..0x7e) when there are any, else all.
+    fn pool(&self) -> ByteSet {
+        let printable = ByteSet([0xffff_ffff_0000_0000, 0x7fff_ffff_ffff_ffff, 0, 0]);
+        let mut preferred = *self;
+        for (word, mask) in preferred.0.iter_mut().zip(printable.0) {
+            *word &= mask;
+        }
+        if preferred.len() > 0 {
+            preferred
+        } else {
+            *self
+        }
+    }
+
+    /// How many members `nth` chooses among.
+    fn nth_count(&self) -> u32 {
+        self.pool().len()
+    }
+
     /// The `n`th member (modulo the size), preferring printable ASCII:
     /// members 0x20..0x7e come first.
     fn nth(&self, n: u32) -> Option<u8> {
-        let printable = (0x20u8..0x7f).filter(|&b| self.contains(b)).count() as u32;
-        if printable > 0 {
-            return (0x20u8..0x7f)
-                .filter(|&b| self.contains(b))
-                .nth((n % printable) as usize);
+        let pool = self.pool();
+        let total = pool.len();
+        if total == 0 {
+            return None;
         }
-        let total = self.len();
-        (total > 0).then(|| {
-            (0u8..=255)
-                .filter(|&b| self.contains(b))
-                .nth((n % total) as usize)
-        })?
+        let mut rank = n % total;
+        for (index, &word) in pool.0.iter().enumerate() {
+            let count = word.count_ones();
+            if rank < count {
+                let mut bits = word;
+                for _ in 0..rank {
+                    bits &= bits - 1;
+                }
+                return Some((index * 64) as u8 + bits.trailing_zeros() as u8);
+            }
+            rank -= count;
+        }
+        None
     }
 }
 
@@ -144,6 +172,10 @@ pub struct Pattern {
     nodes: [Node; MAX_NODES],
     len: usize,
     classes: [ByteSet; MAX_CLASSES],
+    /// Members of each class that samples use (see [`ByteSet::nth`]),
+    /// spread over the class, and how many.
+    picks: [[u8; PICKS]; MAX_CLASSES],
+    pick_counts: [u8; MAX_CLASSES],
     class_count: usize,
     /// Whether the source had more than the model holds.
     truncated: bool,
@@ -166,6 +198,8 @@ impl Pattern {
             nodes: [EMPTY_NODE; MAX_NODES],
             len: 0,
             classes: [ByteSet::default(); MAX_CLASSES],
+            picks: [[0; PICKS]; MAX_CLASSES],
+            pick_counts: [0; MAX_CLASSES],
             class_count: 0,
             truncated: false,
             anchored: false,
@@ -327,11 +361,12 @@ impl Pattern {
                 }
                 Kind::Byte(byte) => (0..count).for_each(|_| out.push(byte)),
                 Kind::Class(index) => {
-                    let set = &self.classes[index as usize];
+                    let picks = &self.picks[index as usize];
+                    let choices = self.pick_counts[index as usize] as u32;
                     for rep in 0..count {
                         let pick = variant.wrapping_mul(7).wrapping_add(rep as u32);
-                        if let Some(byte) = set.nth(pick) {
-                            out.push(byte);
+                        if choices > 0 {
+                            out.push(picks[(pick % choices) as usize]);
                         }
                     }
                 }
@@ -482,11 +517,28 @@ impl Run<'_> {
             return false;
         }
         *self.budget -= 1;
+        let input = self.input;
+        // Bytes and classes repeated a fixed number of times leave nothing
+        // to give back: match them in a loop, not by recursion.
+        let (mut i, mut pos) = (i, pos);
+        while i < end {
+            let node = self.pattern.nodes[i];
+            if !matches!(node.kind, Kind::Byte(_) | Kind::Class(_)) || node.min != node.max {
+                break;
+            }
+            let start = pos;
+            for _ in 0..node.min {
+                if pos >= input.len() || !self.pattern.accepts(&node, input[pos]) {
+                    return self.fail(i, start);
+                }
+                pos += 1;
+            }
+            i += 1;
+        }
         if i >= end {
             return then(self, pos);
         }
         let node = self.pattern.nodes[i];
-        let input = self.input;
         match node.kind {
             Kind::Byte(_) | Kind::Class(_) => {
                 let mut count = 0usize;
@@ -673,7 +725,17 @@ impl Parser<'_> {
         if self.pattern.class_count >= MAX_CLASSES {
             return Err(Stop);
         }
-        self.pattern.classes[self.pattern.class_count] = set;
+        let index = self.pattern.class_count;
+        self.pattern.classes[index] = set;
+        // Members spread over the class (printable ones first), chosen
+        // here once so that sampling is a table lookup.
+        let size = set.nth_count();
+        let count = size.min(PICKS as u32);
+        for pick in 0..count {
+            let member = set.nth(pick * size / count.max(1)).unwrap_or(b'a');
+            self.pattern.picks[index][pick as usize] = member;
+        }
+        self.pattern.pick_counts[index] = count as u8;
         self.pattern.class_count += 1;
         Ok((self.pattern.class_count - 1) as u8)
     }
@@ -1336,6 +1398,25 @@ mod tests {
         let pattern = Pattern::parse(long.as_bytes(), 0);
         assert!(pattern.truncated());
         assert_eq!(sample(&pattern, 0, 0).len(), 64);
+    }
+
+    #[test]
+    fn class_members_prefer_printable_bytes() {
+        let mut set = ByteSet::default();
+        set.insert(b'\n');
+        set.insert_range(b'a', b'c');
+        assert_eq!(
+            (0..4).map(|n| set.nth(n)).collect::<Vec<_>>(),
+            [Some(b'a'), Some(b'b'), Some(b'c'), Some(b'a')]
+        );
+        let mut control = ByteSet::default();
+        control.insert(0x01);
+        control.insert(0xff);
+        assert_eq!(
+            (0..2).map(|n| control.nth(n)).collect::<Vec<_>>(),
+            [Some(0x01), Some(0xff)]
+        );
+        assert_eq!(ByteSet::default().nth(3), None);
     }
 
     #[test]
