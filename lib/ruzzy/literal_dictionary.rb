@@ -11,7 +11,8 @@ module Ruzzy
   # -dict file (merged with the user's own -dict) when fuzzing starts.
   #
   # Words are 2 to 64 bytes (libFuzzer's longest); text of more than
-  # three words (messages) is left out. Turned off with literal_dict: false,
+  # three words (messages) and literals passed straight to require, raise,
+  # warn, puts and the like are left out. Turned off with literal_dict: false,
   # `ruzzy --no-literal-dict`, RUZZY_LITERAL_DICT=0, or with the comparison
   # hooks (compare_hooks: false).
   module LiteralDictionary
@@ -24,6 +25,10 @@ module Ruzzy
     # Instructions whose operands are literals.
     LITERAL_INSTRUCTIONS = %i[putobject putstring putchilledstring opt_str_freeze opt_str_uminus
                               opt_aref_with opt_aset_with duparray duphash].freeze
+
+    # Methods whose literal argument is not input the program checks: a
+    # literal passed straight to one of them is left out.
+    MESSAGE_METHODS = %i[require require_relative raise fail warn puts print p].freeze
 
     # Where dictionary files go, named by their contents (so every process
     # of a -fork or -jobs run, and every run of one harness, shares one).
@@ -76,7 +81,8 @@ module Ruzzy
 
       user = given ? File.binread(given) : "".b
       path = write(user, own)
-      warn "INFO: ruzzy: #{own.size} dictionary words from the literals of instrumented code " \
+      warn "INFO: ruzzy: #{own.size} dictionary #{own.size == 1 ? "word" : "words"} from the literals of " \
+           "instrumented code " \
            "(--no-literal-dict to leave them out)"
       argv.reject { |arg| arg.to_s.start_with?("-dict=") } + ["-dict=#{path}"]
     rescue SystemCallError, IOError => e
@@ -114,10 +120,9 @@ module Ruzzy
       body = iseq_array[13]
       return unless body.is_a?(Array)
 
-      body.each do |instruction|
-        next unless instruction.is_a?(Array)
-
-        literal = LITERAL_INSTRUCTIONS.include?(instruction.first)
+      steps = body.grep(Array)
+      steps.each_with_index do |instruction, index|
+        literal = LITERAL_INSTRUCTIONS.include?(instruction.first) && !message?(steps[index + 1])
         instruction.drop(1).each do |operand|
           if nested_iseq?(operand)
             instructions(operand, found)
@@ -126,6 +131,12 @@ module Ruzzy
           end
         end
       end
+    end
+
+    # Whether +instruction+ calls one of MESSAGE_METHODS.
+    def message?(instruction)
+      call = instruction&.find { |operand| operand.is_a?(Hash) && operand.key?(:mid) }
+      call ? MESSAGE_METHODS.include?(call[:mid]) : false
     end
 
     def nested_iseq?(value)
