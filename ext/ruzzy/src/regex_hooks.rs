@@ -55,6 +55,8 @@ pub const FAILS_WHEN_UNSPLIT: u8 = 2;
 struct Slot {
     regexp: VALUE,
     key: u64,
+    /// Failed matches of this pattern so far (see [`worth_modelling`]).
+    failures: u32,
     pattern: Pattern,
 }
 
@@ -83,6 +85,7 @@ pub fn init() {
             .map(|_| Slot {
                 regexp: 0,
                 key: 0,
+                failures: 0,
                 pattern: empty.clone(),
             })
             .collect();
@@ -94,7 +97,7 @@ pub fn init() {
 ///
 /// # Safety
 /// GVL held; the bytes are used before any Ruby code runs.
-unsafe fn regexp_source(value: VALUE) -> Option<(&'static [u8], u32)> {
+unsafe fn regexp_source(value: VALUE) -> Option<(VALUE, &'static [u8], u32)> {
     // SAFETY (caller): type checked before the RRegexp fields are read;
     // `src` is the Regexp's frozen source String.
     unsafe {
@@ -105,36 +108,58 @@ unsafe fn regexp_source(value: VALUE) -> Option<(&'static [u8], u32)> {
         }
         let src = (*(value as *const rb_sys::RRegexp)).src;
         let options = rb_sys::rb_reg_options(value) as u32;
-        Some((string_bytes(src)?, options))
+        Some((src, string_bytes(src)?, options))
     }
 }
 
-fn source_key(source: &[u8], options: u32) -> u64 {
-    // FNV-1a over the source, then the options.
+/// What identifies a Regexp's source without reading all of it: its
+/// source String object, length, options and first and last bytes (a
+/// Regexp's source is frozen; a slot reused after GC by another pattern of
+/// the same length and ends only misguides feedback, never results).
+fn source_key(src: VALUE, source: &[u8], options: u32) -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for &byte in source {
+    let ends = source.iter().take(16).chain(source.iter().rev().take(16));
+    for &byte in ends {
         hash = (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
     }
-    (hash ^ options as u64).wrapping_mul(0x0100_0000_01b3)
+    for word in [src, source.len() as u64, u64::from(options)] {
+        hash = (hash ^ word).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// The model of the Regexp `value`, parsed on first sight.
 ///
 /// # Safety
 /// GVL held; `value` is a Regexp whose source is `source`.
-unsafe fn pattern(value: VALUE, source: &[u8], options: u32) -> Option<&'static Pattern> {
+unsafe fn pattern(
+    value: VALUE,
+    src: VALUE,
+    source: &[u8],
+    options: u32,
+) -> Option<&'static Pattern> {
     // SAFETY (caller): GVL held; the reference is dropped before any
     // other hook runs.
     let slots = unsafe { &mut *CACHE.0.get() }.as_mut()?;
-    let key = source_key(source, options);
+    let key = source_key(src, source, options);
     let index = ((value >> 3) ^ (key as VALUE)) as usize & (CACHE_SLOTS - 1);
     let slot = &mut slots[index];
     if slot.regexp != value || slot.key != key {
         slot.pattern = Pattern::parse(source, options);
         slot.regexp = value;
         slot.key = key;
+        slot.failures = 0;
     }
-    Some(&slot.pattern)
+    slot.failures = slot.failures.wrapping_add(1);
+    worth_modelling(slot.failures).then_some(&slot.pattern)
+}
+
+/// Whether the `failures`th failed match of a pattern is modelled: the
+/// first 256 all are, then one in four. A pattern that fails on almost
+/// every input (a parser trying its token patterns in turn) keeps getting
+/// feedback, at a quarter of the cost.
+fn worth_modelling(failures: u32) -> bool {
+    failures <= 256 || failures % 4 == 0
 }
 
 fn next_variant() -> u32 {
@@ -205,7 +230,7 @@ unsafe fn report(pattern_value: VALUE, subject: &[u8], from: usize, anchored: bo
         return;
     }
     // SAFETY (caller): GVL held, no Ruby code runs until we return.
-    let Some((source, options)) = (unsafe { regexp_source(pattern_value) }) else {
+    let Some((src, source, options)) = (unsafe { regexp_source(pattern_value) }) else {
         return;
     };
     // SAFETY (caller): inside a C method call.
@@ -213,7 +238,7 @@ unsafe fn report(pattern_value: VALUE, subject: &[u8], from: usize, anchored: bo
         return;
     };
     // SAFETY: as above; `pattern_value` is a Regexp with this source.
-    let Some(pattern) = (unsafe { pattern(pattern_value, source, options) }) else {
+    let Some(pattern) = (unsafe { pattern(pattern_value, src, source, options) }) else {
         return;
     };
     if pattern.is_empty() {
@@ -370,7 +395,7 @@ pub fn regexp_words(regexp: magnus::Value) -> Result<magnus::RArray, magnus::Err
     let ruby = magnus::Ruby::get_with(regexp);
     let words = ruby.ary_new();
     // SAFETY: GVL held; the source is copied before any Ruby code runs.
-    let Some((source, options)) = (unsafe { regexp_source(regexp.as_raw()) }) else {
+    let Some((_, source, options)) = (unsafe { regexp_source(regexp.as_raw()) }) else {
         return Ok(words);
     };
     let pattern = Pattern::parse(source, options);
@@ -401,8 +426,15 @@ mod tests {
     }
 
     #[test]
+    fn frequent_failures_are_sampled() {
+        let modelled = (1..=1280).filter(|&n| worth_modelling(n)).count();
+        assert_eq!(modelled, 256 + 256);
+    }
+
+    #[test]
     fn source_keys_tell_options_apart() {
-        assert_ne!(source_key(b"abc", 0), source_key(b"abc", 1));
-        assert_ne!(source_key(b"abc", 0), source_key(b"abd", 0));
+        assert_ne!(source_key(8, b"abc", 0), source_key(8, b"abc", 1));
+        assert_ne!(source_key(8, b"abc", 0), source_key(8, b"abd", 0));
+        assert_ne!(source_key(8, b"abc", 0), source_key(16, b"abc", 0));
     }
 }

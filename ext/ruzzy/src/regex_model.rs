@@ -24,7 +24,7 @@ pub const MAX_NODES: usize = 96;
 /// Most distinct byte classes a pattern model holds.
 const MAX_CLASSES: usize = 24;
 /// Most recursive steps one `progress` call takes.
-const STEP_BUDGET: u32 = 2048;
+const STEP_BUDGET: u32 = 512;
 /// Repetitions written into a sample for an unbounded repetition.
 const SAMPLE_REPEAT_CAP: u16 = 3;
 /// Class members a sample chooses from.
