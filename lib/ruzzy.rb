@@ -122,6 +122,7 @@ module Ruzzy
     CompareHooks.install(hook_groups) unless hook_groups.empty?
     Coverage.fit_map
     argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
+    LiteralDictionary.stop
     clear_stack_poisoning_on_raise
     @fuzz_called = true
     status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)

@@ -71,7 +71,7 @@ class TestCompareHooks < Minitest::Test
       unknown = ruzzy("unknown.rb", chdir: dir)
       assert_exit 1, unknown
       known = "integer, string, symbol, hash, float, regexp, conversion"
-      assert_includes unknown.stderr, "compare_hooks: unknown group floats (known: #{known})"
+      assert_includes unknown.stderr, "compare_hooks (or RUZZY_COMPARE_HOOKS): unknown group floats (known: #{known})"
     end
   end
 

@@ -113,7 +113,8 @@ module Ruzzy
         unknown = names - GROUPS
         unless unknown.empty?
           raise InvalidArgumentsError,
-                "compare_hooks: unknown group #{unknown.map(&:to_s).join(", ")} (known: #{GROUPS.join(", ")})"
+                "compare_hooks (or RUZZY_COMPARE_HOOKS): unknown group #{unknown.map(&:to_s).join(", ")} " \
+                "(known: #{GROUPS.join(", ")})"
         end
         names
       end
