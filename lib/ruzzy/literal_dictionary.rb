@@ -149,7 +149,9 @@ module Ruzzy
       when Symbol then add(value.name, found)
       when Regexp then Ruzzy._regexp_words(value).each { |word| add(word, found) }
       when Array then value.each { |item| literal(item, found) }
-      when Hash then value.each { |key, item| literal(key, found) || literal(item, found) }
+      when Hash
+        # A call's own data ({mid:, flag:, orig_argc:}) is not a literal.
+        value.each { |key, item| literal(key, found) || literal(item, found) } unless value.key?(:mid)
       end
       nil
     end
