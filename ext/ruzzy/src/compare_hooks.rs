@@ -26,9 +26,10 @@
 //! (`method_added`, `method_removed` and `method_undefined` on the hooked
 //! classes report to [`method_changed`]).
 //!
-//! Invariants: no allocation; the only Ruby call is the final `super`, so a
-//! Ruby exception it raises unwinds through a frame that owns nothing
-//! (no destructor is skipped).
+//! Invariants: no allocation; the only Ruby call is `super` (last, except
+//! in `start_with?`, which reports a failed Regexp prefix after it), so a
+//! Ruby exception it raises unwinds through a frame that owns nothing (no
+//! destructor is skipped).
 
 use crate::compare_sites::{self, SiteId};
 use crate::{number_feedback, number_hooks, regex_hooks};
