@@ -312,6 +312,19 @@ pub unsafe fn call_super(args: &[VALUE]) -> VALUE {
     }
 }
 
+/// The arguments of an arity -1 hook and what `super` returns for them,
+/// for hooks that look at the result before they report.
+///
+/// # Safety
+/// Called from an arity -1 hook method with its own `argc` and `argv`.
+pub unsafe fn super_first<'a>(argc: c_int, argv: *const VALUE) -> (&'a [VALUE], VALUE) {
+    // SAFETY (caller): Ruby's arity -1 convention; our own arguments.
+    unsafe {
+        let args = arguments(argc, argv);
+        (args, call_super(args))
+    }
+}
+
 /// The value of an Integer that fits in 64 bits (signed or unsigned).
 pub fn integer_bits(value: VALUE) -> Option<u64> {
     if rb_sys::FIXNUM_P(value) {

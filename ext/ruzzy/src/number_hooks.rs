@@ -12,7 +12,7 @@
 //! arguments, block and keywords) or lets its exception propagate; they
 //! read their operands' raw contents only; no allocation.
 
-use crate::compare_hooks::{arguments, call_super, integer_bits, string_bytes};
+use crate::compare_hooks::{arguments, call_super, integer_bits, string_bytes, super_first};
 use crate::compare_sites;
 use crate::number_feedback;
 use rb_sys::VALUE;
@@ -94,10 +94,8 @@ pub unsafe extern "C" fn kernel_conversion<const FLOAT: bool>(
 
 /// `String#to_i(base = 10)` and `String#to_f`.
 pub unsafe extern "C" fn string_conversion(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
-    // SAFETY: Ruby's arity -1 convention.
-    let args = unsafe { arguments(argc, argv) };
-    // SAFETY: our own arguments.
-    let result = unsafe { call_super(args) };
+    // SAFETY: an arity -1 hook's own arguments.
+    let (_, result) = unsafe { super_first(argc, argv) };
     record(this, result);
     result
 }

@@ -27,7 +27,7 @@
 //! `pos` readers under `rb_protect` after `super` returned; every input
 //! read is bounded by [`WINDOW`].
 
-use crate::compare_hooks::{arguments, call_super, string_bytes};
+use crate::compare_hooks::{call_super, string_bytes, super_first};
 use crate::compare_sites::{self, SiteId};
 use crate::regex_model::Pattern;
 use rb_sys::{ruby_value_type, VALUE};
@@ -286,10 +286,8 @@ fn overwrite(site: SiteId, rest: &[u8], sample: &[u8]) {
 /// Regexp#match and #match? (pattern = self, subject = first argument,
 /// optional start position).
 pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
-    // SAFETY: Ruby's arity -1 convention.
-    let args = unsafe { arguments(argc, argv) };
-    // SAFETY: our own arguments.
-    let result = unsafe { call_super(args) };
+    // SAFETY: an arity -1 hook's own arguments.
+    let (args, result) = unsafe { super_first(argc, argv) };
     if failed(result, FAILS_WHEN_FALSY) {
         if let Some(subject) = args.first().copied().and_then(subject_bytes) {
             if let Some(from) = offset(args.get(1).copied(), subject.len()) {
@@ -322,10 +320,8 @@ pub unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
     argv: *const VALUE,
     this: VALUE,
 ) -> VALUE {
-    // SAFETY: Ruby's arity -1 convention.
-    let args = unsafe { arguments(argc, argv) };
-    // SAFETY: our own arguments.
-    let result = unsafe { call_super(args) };
+    // SAFETY: an arity -1 hook's own arguments.
+    let (args, result) = unsafe { super_first(argc, argv) };
     if let (Some(&pattern), Some(subject)) = (args.first(), string_bytes(this)) {
         if failed(result, RULE) {
             let position = if POSITIONAL {
@@ -350,10 +346,8 @@ pub unsafe extern "C" fn scanner<const ANCHORED: bool>(
     argv: *const VALUE,
     this: VALUE,
 ) -> VALUE {
-    // SAFETY: Ruby's arity -1 convention.
-    let args = unsafe { arguments(argc, argv) };
-    // SAFETY: our own arguments.
-    let result = unsafe { call_super(args) };
+    // SAFETY: an arity -1 hook's own arguments.
+    let (args, result) = unsafe { super_first(argc, argv) };
     if let (Some(&pattern), true) = (args.first(), failed(result, FAILS_WHEN_FALSY)) {
         let Some(&(string_id, pos_id)) = SCANNER_READERS.get() else {
             return result;
