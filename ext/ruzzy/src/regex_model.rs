@@ -341,7 +341,8 @@ impl Pattern {
         let mut first = first;
         while i < to && !out.full() {
             let node = self.nodes[i];
-            let (count, jitter) = repetitions(node, first, variant.wrapping_add(i as u32));
+            let jitter = variant.wrapping_add(i as u32);
+            let count = repetitions(node, first, jitter);
             first = false;
             match node.kind {
                 Kind::Group { end } => {
@@ -446,9 +447,9 @@ impl Pattern {
     }
 }
 
-/// How many times to write a node into a sample, and a number that varies
-/// the choice within it.
-fn repetitions(node: Node, first: bool, variant: u32) -> (u16, u32) {
+/// How many times to write a node into a sample (`variant` adds one
+/// repetition now and then, where the node allows it).
+fn repetitions(node: Node, first: bool, variant: u32) -> u16 {
     let floor = if first { node.min.max(1) } else { node.min };
     let ceiling = node
         .max
@@ -459,7 +460,7 @@ fn repetitions(node: Node, first: bool, variant: u32) -> (u16, u32) {
     } else {
         0
     };
-    (floor + extra, variant)
+    floor + extra
 }
 
 struct Writer<'a> {
