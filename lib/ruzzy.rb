@@ -101,7 +101,7 @@ module Ruzzy
   # When +args+ starts with the program name (the default), libFuzzer is
   # given the command that started this process instead, so that -fork,
   # -jobs, -merge and -minimize_crash can start more processes like it.
-  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.enabled_by_default?, ignore: nil,
+  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.default_setting, ignore: nil,
            mutator: nil, crossover: nil, literal_dict: LiteralDictionary.enabled_by_default?)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
@@ -121,8 +121,8 @@ module Ruzzy
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
     CompareHooks.install(hook_groups) unless hook_groups.empty?
     Coverage.fit_map
-    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
     LiteralDictionary.stop
+    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
     clear_stack_poisoning_on_raise
     @fuzz_called = true
     status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)

@@ -121,9 +121,9 @@ module Ruzzy
     end
 
     # The default for Ruzzy.fuzz's compare_hooks: keyword, from
-    # RUZZY_COMPARE_HOOKS: "0" none, "1" (or unset) all, else a
-    # comma-separated list of groups.
-    def enabled_by_default?
+    # RUZZY_COMPARE_HOOKS: "0" none (false), "1" (or unset) all (true),
+    # else a comma-separated list of groups (an Array).
+    def default_setting
       setting = ENV.fetch("RUZZY_COMPARE_HOOKS", "1")
       case setting
       when "0" then false

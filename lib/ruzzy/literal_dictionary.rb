@@ -72,7 +72,6 @@ module Ruzzy
     # reports it), or when -dict already names a file made here (a -fork
     # or -jobs child).
     def add_to(argv)
-      stop
       given = CommandLine.flag_value(argv, "dict")
       return argv if given && File.dirname(File.expand_path(given)) == DIRECTORY
 
