@@ -11,6 +11,7 @@ Ruzzy::Native.require_extension
 require_relative "ruzzy/coverage"
 require_relative "ruzzy/compare_hooks"
 require_relative "ruzzy/literal_dictionary"
+require_relative "ruzzy/detectors"
 require_relative "ruzzy/fuzzed_data_provider"
 require "pathname"
 
@@ -88,8 +89,15 @@ module Ruzzy
   # libFuzzer the literals of the instrumented code as dictionary words,
   # with the user's -dict; see Ruzzy::LiteralDictionary.
   #
+  # +detectors+ (default true: all but those named in
+  # RUZZY_DISABLE_DETECTORS) turns on the bug detectors, which make
+  # findings of command injection, path traversal, unsafe deserialization,
+  # code injection and ReDoS; false turns them off, a list of
+  # Ruzzy::Detectors.names keeps only those. See Ruzzy::Detectors.
+  #
   # +ignore+ lists the exceptions the target raises on purpose for bad input:
   # they are ordinary inputs, not findings. See Ruzzy::ExpectedExceptions.
+  # A detector's class (Ruzzy::Detectors::PathTraversal) silences it.
   #
   # +mutator+ (called as mutator.call(data, max_size, seed)) replaces
   # libFuzzer's mutations and returns the new input, a String of at most
@@ -102,7 +110,8 @@ module Ruzzy
   # given the command that started this process instead, so that -fork,
   # -jobs, -merge and -minimize_crash can start more processes like it.
   def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.default_setting, ignore: nil,
-           mutator: nil, crossover: nil, literal_dict: LiteralDictionary.enabled_by_default?)
+           mutator: nil, crossover: nil, literal_dict: LiteralDictionary.enabled_by_default?,
+           detectors: Detectors.default_setting)
     unless test_one_input.respond_to?(:call)
       raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
     end
@@ -114,15 +123,13 @@ module Ruzzy
     end
 
     hook_groups = CompareHooks.groups(compare_hooks)
+    detectors = Detectors.select(detectors)
     argv = libfuzzer_args(args)
     @expected_exceptions = ExpectedExceptions.new(ignore) + command_line_ignore
     throw(:ruzzy_capture_target, Capture.new(test_one_input, @expected_exceptions)) if @capturing
     @libfuzzer_argv = argv
     argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
-    CompareHooks.install(hook_groups) unless hook_groups.empty?
-    Coverage.fit_map
-    LiteralDictionary.stop
-    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
+    argv = install_hooks(argv, hook_groups, detectors, literal_dict)
     clear_stack_poisoning_on_raise
     @fuzz_called = true
     status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)
@@ -131,6 +138,18 @@ module Ruzzy
     # a finding does.
     exit(status) unless status.zero?
     status
+  end
+
+  # Prepares coverage, comparison hooks, the dictionary and the bug
+  # detectors for fuzzing; returns libFuzzer's arguments with the
+  # dictionary.
+  def install_hooks(argv, hook_groups, detectors, literal_dict)
+    CompareHooks.install(hook_groups) unless hook_groups.empty?
+    Coverage.fit_map
+    LiteralDictionary.stop
+    argv = LiteralDictionary.add_to(argv, Detectors.words(detectors)) if literal_dict && !hook_groups.empty?
+    Detectors.install(detectors)
+    argv
   end
 
   # libFuzzer's own mutation of +data+ (at most +max_size+ bytes), for use

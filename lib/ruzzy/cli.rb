@@ -8,6 +8,7 @@ require_relative "fuzz_test"
 require_relative "ci"
 require_relative "oss_fuzz"
 require_relative "cov"
+require_relative "detectors"
 require "rbconfig"
 
 module Ruzzy
@@ -45,6 +46,9 @@ module Ruzzy
         --no-compare-hooks do not report comparisons to libFuzzer
         --no-literal-dict  do not give libFuzzer the literals of the code as a
                            dictionary
+        --disable-detectors=NAME[,NAME...]
+                           turn off bug detectors (all: every one)
+        --list-detectors   list the bug detectors and exit
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message
@@ -124,6 +128,9 @@ module Ruzzy
         when "-v", "--version"
           @out.puts "ruzzy #{VERSION}"
           return nil
+        when "--list-detectors"
+          @out.write "Bug detectors (on by default; --disable-detectors=NAME,... turns them off):\n", Detectors.listing
+          return nil
         when "--" then break
         when /\A-/ then parse_option(arg)
         else return [arg, @argv]
@@ -140,12 +147,20 @@ module Ruzzy
       when "--no-coverage" then @coverage_enabled = false
       when "--no-compare-hooks" then ENV["RUZZY_COMPARE_HOOKS"] = "0"
       when "--no-literal-dict" then ENV["RUZZY_LITERAL_DICT"] = "0"
+      when /\A--disable-detectors=(.+)\z/ then disable_detectors(Regexp.last_match(1))
       when /\A--ignore=(.+)\z/ then @ignore << ExpectedExceptions.from_command_line(Regexp.last_match(1))
       when /\A--sanitizer=(.*)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
       when /\A-I(.+)\z/ then $LOAD_PATH.unshift(File.expand_path(Regexp.last_match(1)))
       when "-I" then $LOAD_PATH.unshift(File.expand_path(@argv.shift || raise(UsageError, "-I needs a directory")))
       else raise UsageError, "unknown option #{arg}"
       end
+    end
+
+    # Turns off the detectors named in +list+ ("all": every one), for the
+    # harness's Ruzzy.fuzz and the processes libFuzzer starts.
+    def disable_detectors(list)
+      ENV["RUZZY_DISABLE_DETECTORS"] = list
+      Detectors.default_setting
     end
 
     def parse_map_size(text)

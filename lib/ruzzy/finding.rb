@@ -78,13 +78,23 @@ module Ruzzy
                 "(#{safe_inspect(error)})\n"
       end
 
-      text = +"==#{Process.pid}== ERROR: ruzzy: uncaught Ruby exception in the fuzz target\n"
+      text = +"==#{Process.pid}== ERROR: ruzzy: #{headline(error)}\n"
       chain(error).each_with_index do |exception, depth|
         text << "Caused by: " if depth.positive?
         text << "#{Error.class_name(exception)}: #{safe_message(exception)}\n"
         target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
       end
       text
+    end
+
+    # What kind of finding +error+ is.
+    def headline(error)
+      unless defined?(Detectors::Report) && error.is_a?(Detectors::Report)
+        return "uncaught Ruby exception in the fuzz target"
+      end
+
+      "bug detector #{error.detector} fired in the fuzz target at #{error.sink} " \
+        "(--disable-detectors=#{error.detector} to turn it off)"
     end
 
     # Identifies a finding across runs and inputs: the exception class and

@@ -2,7 +2,8 @@
 //!
 //! For each input it creates one binary (ASCII-8BIT) Ruby String, calls the
 //! target's `call` under `rb_protect`, times it (see [`crate::slow_inputs`])
-//! and maps the result to libFuzzer's return codes. Nothing else is
+//! and maps the result to libFuzzer's return codes. A finding a bug detector
+//! held during the input wins over what the target returned or raised. Nothing else is
 //! allocated on this path and no lock is taken.
 //!
 //! Invariants:
@@ -12,6 +13,7 @@
 //! - the target is registered with the GC as a global (pinned, so
 //!   `GC.compact` never moves it) before the first call.
 
+use crate::detector_findings;
 use crate::finding;
 use crate::rb;
 use crate::{coverage_hook, slow_inputs, target_state};
@@ -78,9 +80,20 @@ pub fn install_target(target: VALUE, ignoring: bool) {
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
     crate::signals::adopt_libfuzzer_handlers();
-    let outcome = std::panic::catch_unwind(|| run_target(data, size));
+    let outcome = std::panic::catch_unwind(|| {
+        let ran = run_target(data, size);
+        (ran, detector_findings::take())
+    });
     match outcome {
-        Ok((Ok(value), elapsed_ns)) => {
+        Ok((_, Some(found))) if IGNORING.load(Ordering::Relaxed) && finding::ignored(found) => {
+            Verdict::Keep.code()
+        }
+        Ok((_, Some(found))) => {
+            // SAFETY: libFuzzer's input is still valid during this call.
+            let input = unsafe { std::slice::from_raw_parts(data, size) };
+            finding::exception(found, input)
+        }
+        Ok(((Ok(value), elapsed_ns), None)) => {
             if let Some(median_ns) = slow_inputs::record(elapsed_ns) {
                 // SAFETY: libFuzzer's input is still valid during this call.
                 let input = unsafe { std::slice::from_raw_parts(data, size) };
@@ -91,10 +104,12 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
                 None => finding::bad_return(value),
             }
         }
-        Ok((Err(error), _)) if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) => {
+        Ok(((Err(error), _), None))
+            if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) =>
+        {
             Verdict::Keep.code()
         }
-        Ok((Err(error), _)) => {
+        Ok(((Err(error), _), None)) => {
             // SAFETY: libFuzzer's input is still valid during this call.
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             finding::exception(error, input)

@@ -23,6 +23,9 @@
 //!   (over [`regex_model`], what a Regexp would have matched) and
 //!   [`number_hooks`] for Floats and text-to-number conversions (over
 //!   [`number_feedback`]);
+//! - [`detector_findings`]: findings of the bug detectors, held until the
+//!   input ends, and ReDoS timing; [`detector_guidance`]: feedback towards
+//!   their canaries;
 //! - [`custom_mutator`]: mutators and crossover written in Ruby;
 //! - [`fuzzed_data_provider`]: typed values from an input, over
 //!   [`data_provider`] (Ruzzy 0.8's and LLVM's byte-splitting rules);
@@ -45,6 +48,8 @@ mod compat;
 mod coverage_hook;
 mod custom_mutator;
 mod data_provider;
+mod detector_findings;
+mod detector_guidance;
 mod driver;
 mod engine;
 mod finding;
@@ -105,6 +110,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     )?;
     compare_hooks::define(ruzzy)?;
     ruzzy.define_module_function("_regexp_words", function!(regex_hooks::regexp_words, 1))?;
+    define_detector_functions(ruzzy)?;
     ruzzy.define_module_function(
         "c_libfuzzer_is_loaded",
         function!(compat::libfuzzer_is_loaded, 0),
@@ -138,5 +144,28 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
         "_counter_location",
         function!(coverage_hook::counter_location, 1),
     )?;
+    Ok(())
+}
+
+/// The native functions of the bug detectors (`lib/ruzzy/detectors.rb`).
+fn define_detector_functions(ruzzy: magnus::RModule) -> Result<(), Error> {
+    ruzzy.define_module_function("_detector_report", function!(detector_findings::report, 1))?;
+    ruzzy.define_module_function(
+        "_watch_regexp_timeouts",
+        function!(detector_findings::watch_regexp_timeouts, 1),
+    )?;
+    ruzzy.define_module_function(
+        "_time_regexp_matches",
+        function!(detector_findings::time_regexp_matches, 0),
+    )?;
+    ruzzy.define_module_function(
+        "_running_match",
+        function!(detector_findings::running_match, 0),
+    )?;
+    ruzzy.define_module_function(
+        "_guide_contains",
+        function!(detector_guidance::guide_contains, 2),
+    )?;
+    ruzzy.define_module_function("_guide_equal", function!(detector_guidance::guide_equal, 2))?;
     Ok(())
 }

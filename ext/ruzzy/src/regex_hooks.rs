@@ -29,6 +29,7 @@
 
 use crate::compare_hooks::{call_super, string_bytes, super_first};
 use crate::compare_sites::{self, SiteId};
+use crate::detector_findings::matching;
 use crate::regex_model::Pattern;
 use rb_sys::{ruby_value_type, VALUE};
 use std::cell::{Cell, UnsafeCell};
@@ -283,11 +284,21 @@ fn overwrite(site: SiteId, rest: &[u8], sample: &[u8]) {
     compare_sites::bytes(site, &existing[..n], &desired[..n]);
 }
 
+/// The pattern argument of an arity -1 hook (nil without arguments).
+fn first_argument(argc: c_int, argv: *const VALUE) -> VALUE {
+    if argc > 0 {
+        // SAFETY: Ruby's arity -1 convention: argv has argc values.
+        unsafe { *argv }
+    } else {
+        crate::rb::QNIL
+    }
+}
+
 /// Regexp#match and #match? (pattern = self, subject = first argument,
 /// optional start position).
 pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = unsafe { super_first(argc, argv) };
+    let (args, result) = matching(this, || unsafe { super_first(argc, argv) });
     if failed(result, FAILS_WHEN_FALSY) {
         if let Some(subject) = args.first().copied().and_then(subject_bytes) {
             if let Some(from) = offset(args.get(1).copied(), subject.len()) {
@@ -302,7 +313,7 @@ pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VAL
 /// Regexp#=~ and #=== (pattern = self, subject = the argument).
 pub unsafe extern "C" fn regexp_operator(this: VALUE, other: VALUE) -> VALUE {
     // SAFETY: our own arguments.
-    let result = unsafe { call_super(&[other]) };
+    let result = matching(this, || unsafe { call_super(&[other]) });
     if failed(result, FAILS_WHEN_FALSY) {
         if let Some(subject) = subject_bytes(other) {
             // SAFETY: inside the hook, after super.
@@ -321,7 +332,9 @@ pub unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
     this: VALUE,
 ) -> VALUE {
     // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = unsafe { super_first(argc, argv) };
+    let (args, result) = matching(first_argument(argc, argv), || unsafe {
+        super_first(argc, argv)
+    });
     if let (Some(&pattern), Some(subject)) = (args.first(), string_bytes(this)) {
         if failed(result, RULE) {
             let position = if POSITIONAL {
@@ -347,7 +360,9 @@ pub unsafe extern "C" fn scanner<const ANCHORED: bool>(
     this: VALUE,
 ) -> VALUE {
     // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = unsafe { super_first(argc, argv) };
+    let (args, result) = matching(first_argument(argc, argv), || unsafe {
+        super_first(argc, argv)
+    });
     if let (Some(&pattern), true) = (args.first(), failed(result, FAILS_WHEN_FALSY)) {
         let Some(&(string_id, pos_id)) = SCANNER_READERS.get() else {
             return result;

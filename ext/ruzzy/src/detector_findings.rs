@@ -1,0 +1,185 @@
+//! Findings of the bug detectors (`lib/ruzzy/detectors`), held until the
+//! input ends, and the native half of the ReDoS detector.
+//!
+//! A detector that sees a dangerous call records its finding here
+//! (`Ruzzy._detector_report`) before raising it at the call, so the code
+//! under test cannot hide it with a `rescue`: the callback takes it when
+//! the target returns, whatever the target did with the exception.
+//!
+//! ReDoS, on Rubies with `Regexp.timeout`: a raw raise event hook keeps the
+//! first `Regexp::TimeoutError` of the input and the pattern the hooked
+//! match was running ([`matching`]); after the input, Ruby
+//! (`Ruzzy::Detectors::ReDoS.timed_out`) turns them into the finding. On
+//! Rubies without it, [`matching`] notes when each hooked match started,
+//! and a watchdog Ruby thread asks [`running_match`] for a match running
+//! past the budget (it then raises into the matching thread, which Ruby
+//! lets it do at the interrupt checks inside the match).
+//!
+//! Invariants: the held values are GC-registered globals, written and read
+//! only with the GVL; nothing here allocates unless a finding is made
+//! (`MATCHING` is read only while the match that set it runs: every raise
+//! and every input's end clear it); a Ruby exception never escapes (Ruby calls run under
+//! [`rb::protect`]).
+
+use crate::rb;
+use magnus::rb_sys::{AsRawValue, FromRawValue};
+use rb_sys::{rb_trace_arg_t, VALUE};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
+use std::time::Instant;
+
+/// The first finding a detector reported during this input (nil: none).
+static PENDING: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The first `Regexp::TimeoutError` raised during this input (nil: none).
+static TIMEOUT_ERROR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The pattern whose match raised it (nil: not known).
+static TIMEOUT_PATTERN: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The pattern of the hooked match running now (0: none).
+static MATCHING: AtomicUsize = AtomicUsize::new(0);
+/// `Regexp::TimeoutError` once timeouts are watched (0: not watched).
+static TIMEOUT_CLASS: AtomicUsize = AtomicUsize::new(0);
+/// Whether hooked matches note their start (Rubies without Regexp.timeout).
+static TIMING: AtomicBool = AtomicBool::new(false);
+/// When the running hooked match started, in nanoseconds since [`EPOCH`].
+static MATCH_STARTED_NS: AtomicU64 = AtomicU64::new(0);
+/// The clock's origin, set when timing starts.
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+static REGISTER: Once = Once::new();
+
+/// Registers the held values with the GC (once).
+fn register_globals() {
+    REGISTER.call_once(|| {
+        for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN] {
+            // SAFETY: statics live for the whole process; AtomicUsize has
+            // the layout of VALUE; we hold the GVL.
+            unsafe { rb_sys::rb_gc_register_address(global.as_ptr() as *mut VALUE) };
+        }
+    });
+}
+
+/// `Ruzzy._detector_report(finding)`: holds `finding` (an exception) for
+/// the callback, unless one is already held for this input.
+pub fn report(finding: magnus::Value) {
+    register_globals();
+    let _ = PENDING.compare_exchange(
+        rb::QNIL as usize,
+        finding.as_raw() as usize,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+}
+
+/// `Ruzzy._watch_regexp_timeouts(klass)`: from now on the first `klass`
+/// (Regexp::TimeoutError) raised during an input is a finding.
+pub fn watch_regexp_timeouts(klass: magnus::RClass) {
+    register_globals();
+    // A class constant: never collected, so it needs no registration.
+    TIMEOUT_CLASS.store(klass.as_raw() as usize, Ordering::Relaxed);
+    watch_raises();
+}
+
+/// Adds the raise hook (once).
+fn watch_raises() {
+    static HOOKED: Once = Once::new();
+    HOOKED.call_once(|| rb::add_raw_event_hook(on_raise, rb_sys::RUBY_EVENT_RAISE));
+}
+
+/// `Ruzzy._time_regexp_matches`: from now on hooked matches note when they
+/// start (Rubies without Regexp.timeout).
+pub fn time_regexp_matches() {
+    register_globals();
+    EPOCH.get_or_init(Instant::now);
+    TIMING.store(true, Ordering::Relaxed);
+    // Only to clear MATCHING when a match leaves by raising.
+    watch_raises();
+}
+
+/// `Ruzzy._running_match`: the pattern of the hooked match running now and
+/// how long it has run, in seconds, or nil when none runs.
+pub fn running_match() -> Option<(magnus::Value, f64)> {
+    let pattern = MATCHING.load(Ordering::Relaxed);
+    let epoch = EPOCH.get()?;
+    if pattern == 0 {
+        return None;
+    }
+    let started = MATCH_STARTED_NS.load(Ordering::Relaxed);
+    let now = epoch.elapsed().as_nanos() as u64;
+    // SAFETY: MATCHING holds the pattern of a match still on the stack of
+    // the thread that ran it (every match restores it when it returns).
+    let pattern = unsafe { magnus::Value::from_raw(pattern as VALUE) };
+    Some((pattern, now.saturating_sub(started) as f64 / 1e9))
+}
+
+fn now_ns() -> u64 {
+    EPOCH
+        .get()
+        .map_or(0, |epoch| epoch.elapsed().as_nanos() as u64)
+}
+
+unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
+    let pattern = MATCHING.swap(0, Ordering::Relaxed);
+    let class = TIMEOUT_CLASS.load(Ordering::Relaxed) as VALUE;
+    if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
+        return;
+    }
+    // SAFETY: a raise event's trace argument; reading the exception and
+    // testing its class allocate nothing and never raise.
+    unsafe {
+        let error = rb_sys::rb_tracearg_raised_exception(trace);
+        if rb_sys::rb_obj_is_kind_of(error, class) != rb_sys::Qtrue as VALUE {
+            return;
+        }
+        TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
+    }
+    let pattern = if pattern == 0 {
+        rb::QNIL as usize
+    } else {
+        pattern
+    };
+    TIMEOUT_PATTERN.store(pattern, Ordering::Relaxed);
+}
+
+/// Runs `super_call` (a hooked match of `pattern`) as the running match,
+/// noting its start where matches are timed.
+#[inline(always)]
+pub fn matching<R>(pattern: VALUE, super_call: impl FnOnce() -> R) -> R {
+    let outer = MATCHING.swap(pattern as usize, Ordering::Relaxed);
+    if !TIMING.load(Ordering::Relaxed) {
+        let result = super_call();
+        MATCHING.store(outer, Ordering::Relaxed);
+        return result;
+    }
+    let outer_started = MATCH_STARTED_NS.swap(now_ns(), Ordering::Relaxed);
+    let result = super_call();
+    MATCH_STARTED_NS.store(outer_started, Ordering::Relaxed);
+    MATCHING.store(outer, Ordering::Relaxed);
+    result
+}
+
+/// Takes what the detectors found during the input that just ended: the
+/// finding to report, or None. Clears everything held.
+pub fn take() -> Option<VALUE> {
+    MATCHING.store(0, Ordering::Relaxed);
+    let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let pattern = TIMEOUT_PATTERN.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    if pending != rb::QNIL {
+        return Some(pending);
+    }
+    if timeout == rb::QNIL {
+        return None;
+    }
+    let finding = rb::protect(|| {
+        // SAFETY: with the GVL; both values are alive (they were held in
+        // registered globals until now and are on this stack); two
+        // arguments.
+        unsafe {
+            let redos = rb_sys::rb_path2class(c"Ruzzy::Detectors::ReDoS".as_ptr());
+            let args = [timeout, pattern];
+            rb_sys::rb_funcallv(redos, rb::intern(c"timed_out"), 2, args.as_ptr())
+        }
+    });
+    // Should building the finding fail, the timeout itself is reported.
+    Some(finding.unwrap_or(timeout))
+}

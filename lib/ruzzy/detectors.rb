@@ -1,0 +1,171 @@
+# frozen_string_literal: true
+
+require_relative "error"
+
+module Ruzzy
+  # Bug detectors: hooks on dangerous calls (shell commands, file paths,
+  # deserialization, code evaluation and reflection, regular expressions)
+  # that turn into findings the bugs that raise nothing: input that reaches
+  # a shell command, a path that walks out of its directory, a class of the
+  # input's choosing instantiated, a method of its choosing called, a match
+  # that backtracks for seconds. See docs/detectors.md.
+  #
+  # Each detector fires only when the input steers the call to a harmless
+  # canary: a command named CANARY, a path "../" + CANARY or "/" + CANARY, a
+  # class named CANARY_CLASS, a method named CANARY. The hooks report the
+  # canary forms to libFuzzer as comparisons, and Ruzzy.fuzz adds them to
+  # the dictionary, so inputs grow towards them.
+  #
+  # Ruzzy.fuzz installs all of them unless told otherwise (detectors: false,
+  # detectors: %i[command_injection redos], the ruzzy command's
+  # --disable-detectors=NAME,..., RUZZY_DISABLE_DETECTORS=NAME,...).
+  module Detectors
+    # The canary command, path component and method name.
+    CANARY = "ruzzy"
+
+    # The canary class and constant name.
+    CANARY_CLASS = "RuzzyCanary"
+
+    # ruzzy's own Ruby files: a dangerous call they make is not a finding.
+    OWN_FILES = "#{File.expand_path("..", __dir__)}/".freeze
+
+    # The detectors' own files (the frames between a sink and its caller).
+    HOOK_FILES = [__FILE__, "#{__dir__}/detectors/"].freeze
+
+    # A bug a detector found. It is recorded, then raised at the dangerous
+    # call, which therefore never runs; recorded first, so a rescue in the
+    # code under test cannot hide it. An Exception, not a StandardError, so
+    # that a plain `rescue` does not catch it either. `ignore:` (or
+    # --ignore) with a detector's class silences that detector's findings.
+    class Report < Exception # rubocop:disable Lint/InheritException -- must get past `rescue => e`
+      # The call the detector stopped ("Kernel#system").
+      attr_reader :sink
+
+      def initialize(message = nil, sink = nil)
+        super(message)
+        @sink = sink
+      end
+
+      # The detector's name (:command_injection).
+      def detector
+        self.class::NAME
+      end
+    end
+
+    module_function
+
+    # Every detector, in the order they are listed and installed.
+    def all
+      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS]
+    end
+
+    # Every detector's name.
+    def names
+      all.map { |detector| detector::NAME }
+    end
+
+    # The detectors named by +value+: true (all), false or nil (none), or a
+    # list of names (Symbols or Strings).
+    def select(value, option = "detectors")
+      case value
+      when true then all
+      when false, nil then []
+      else
+        wanted = Array(value).map { |name| name.to_s.strip.to_sym }
+        unknown = wanted - names
+        unless unknown.empty?
+          raise InvalidArgumentsError, "#{option}: unknown detector #{unknown.join(", ")} (known: #{names.join(", ")})"
+        end
+
+        all.select { |detector| wanted.include?(detector::NAME) }
+      end
+    end
+
+    # The default for Ruzzy.fuzz's detectors: keyword: all but those named
+    # in RUZZY_DISABLE_DETECTORS ("all" for none).
+    def default_setting
+      disabled = ENV.fetch("RUZZY_DISABLE_DETECTORS", "").split(",").map(&:strip).reject(&:empty?)
+      return true if disabled.empty?
+      return false if disabled == ["all"]
+
+      names - select(disabled, "--disable-detectors (or RUZZY_DISABLE_DETECTORS)").map { |detector| detector::NAME }
+    end
+
+    # Installs +detectors+ (each once).
+    def install(detectors)
+      @installed ||= []
+      (detectors - @installed).each do |detector|
+        detector.install
+        @installed << detector
+      end
+    end
+
+    # The dictionary words of +detectors+: the canary forms.
+    def words(detectors)
+      detectors.flat_map(&:words).uniq
+    end
+
+    # One line per detector, for `ruzzy --list-detectors`.
+    def listing
+      width = names.map(&:length).max
+      all.map { |detector| "  #{detector::NAME.to_s.ljust(width)}  #{detector::SUMMARY}\n" }.join
+    end
+
+    # Prepends to +target+ a module whose methods +methods+ (those +target+
+    # has) first call check.call(sink, args), sink being +label+ and the
+    # method name, then the original. Visibility is kept.
+    def hook(target, label, methods, check)
+      hooks = Module.new
+      methods.each do |name|
+        private_method = target.private_method_defined?(name)
+        next unless private_method || target.method_defined?(name)
+
+        sink = "#{label}#{name}"
+        hooks.define_method(name) do |*args, **options, &block|
+          check.call(sink, args)
+          super(*args, **options, &block)
+        end
+        hooks.send(:private, name) if private_method
+      end
+      target.prepend(hooks)
+    end
+
+    # Records +finding+ and raises it, unless ruzzy itself made the call.
+    def report(finding)
+      return if own_call?
+
+      Ruzzy._detector_report(finding)
+      raise finding
+    end
+
+    # Whether the dangerous call was made by ruzzy's own code.
+    def own_call?
+      caller_locations.each do |location|
+        path = location.absolute_path || location.path.to_s
+        next if HOOK_FILES.any? { |prefix| path.start_with?(prefix) }
+
+        return path.start_with?(OWN_FILES)
+      end
+      false
+    end
+
+    # Reports the canary forms +words+ to libFuzzer as searched for in
+    # +value+ (a String; anything else is ignored).
+    def guide(value, words)
+      Ruzzy._guide_contains(value, words)
+    end
+
+    # +value+ as a path String (Pathname and other #to_path objects), or nil.
+    def path_string(value)
+      value = value.to_path if !value.is_a?(String) && value.respond_to?(:to_path)
+      value.is_a?(String) ? value : nil
+    end
+  end
+end
+
+require_relative "detectors/shell_command"
+require_relative "detectors/command_injection"
+require_relative "detectors/path_traversal"
+require_relative "detectors/deserialization"
+require_relative "detectors/code_injection"
+require_relative "detectors/redos"

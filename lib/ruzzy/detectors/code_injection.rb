@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  module Detectors
+    # Code and reflection injection: input that makes the program call the
+    # method CANARY (defined on Kernel while fuzzing) through eval,
+    # instance_eval, class_eval, module_eval, Binding#eval, ERB#result,
+    # send, public_send, __send__ or method(...).call, or look up the
+    # constant CANARY_CLASS with const_get (as constantize-style helpers
+    # do). Code the input only appears in as data (a String literal in
+    # eval'd code) never calls it.
+    class CodeInjection < Report
+      NAME = :code_injection
+      SUMMARY = "eval, instance_eval, ERB, send/public_send and const_get running code or names chosen by the input"
+
+      # The canary where code runs it.
+      WORDS = [CANARY, "#{CANARY}()", "\#{#{CANARY}}", "<%=#{CANARY}%>", ";#{CANARY};", CANARY_CLASS].freeze
+
+      class << self
+        def install
+          define_canary
+          constant_hooks = Module.new do
+            def const_get(name, *rest)
+              CodeInjection.check_constant(name)
+              super
+            end
+          end
+          Module.prepend(constant_hooks)
+        end
+
+        def words
+          WORDS
+        end
+
+        # The canary method: calling it is the finding.
+        def define_canary
+          return if Kernel.method_defined?(CANARY) || Kernel.private_method_defined?(CANARY)
+
+          Kernel.define_method(CANARY) do |*_args, **_options|
+            CodeInjection.called(caller_locations(1, 1).first)
+          end
+        end
+
+        # The canary method was called from +location+.
+        def called(location)
+          path = location&.path.to_s
+          through = path.start_with?("(eval") ? "code given to eval" : location&.label.to_s
+          Detectors.report(new("code injection: the input made the program call #{CANARY}, a method of its " \
+                               "choosing (through #{through})", through))
+        end
+
+        # const_get(+name+): a lookup of the canary constant is the finding.
+        def check_constant(name)
+          name = name.to_s if name.is_a?(Symbol)
+          return unless name.is_a?(String)
+
+          Ruzzy._guide_equal(name, CANARY_CLASS)
+          return unless name.split("::").last == CANARY_CLASS
+
+          Detectors.report(new("code injection: Module#const_get looked up #{name}, a constant of the input's " \
+                               "choosing", "Module#const_get"))
+        end
+      end
+    end
+  end
+end

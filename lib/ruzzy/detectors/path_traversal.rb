@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  module Detectors
+    # Path traversal and arbitrary file access: a file or directory call
+    # (File.open/new and Kernel#open, IO.read/write/binread/binwrite/
+    # readlines/foreach, File.delete/unlink/rename/symlink/link/truncate,
+    # Dir.entries/children/each_child/glob/[]/mkdir/rmdir/unlink/delete/
+    # open/new; FileUtils and Pathname go through these) given a path that
+    # walks out through "../" + CANARY, or the absolute path "/" + CANARY.
+    # A path that stays where the program put it (File.join(dir,
+    # File.basename(name))) never has either.
+    class PathTraversal < Report
+      NAME = :path_traversal
+      SUMMARY = "paths that walk out of their directory (../) or are absolute, chosen by the input"
+
+      # The canary in the places a traversal puts it.
+      WORDS = ["../#{CANARY}", "/#{CANARY}", "../"].freeze
+
+      # [target, label, {method => which arguments are paths}].
+      SINKS = [
+        [File, "File.", { initialize: 1 }],
+        [IO.singleton_class, "IO.", { read: 1, binread: 1, readlines: 1, foreach: 1, write: 1, binwrite: 1 }],
+        [File.singleton_class, "File.",
+         { delete: :all, unlink: :all, rename: 2, symlink: 2, link: 2, truncate: 1 }],
+        [Dir.singleton_class, "Dir.",
+         { entries: 1, children: 1, each_child: 1, glob: 1, "[]": :all, mkdir: 1, rmdir: 1, unlink: 1, delete: 1 }],
+        [Dir, "Dir.", { initialize: 1 }]
+      ].freeze
+
+      class << self
+        def install
+          SINKS.each do |target, label, methods|
+            methods.each do |name, paths|
+              sink = name == :initialize ? "#{label}new" : label
+              Detectors.hook(target, sink, [name], ->(hooked, args) { check(hooked, args, paths) })
+            end
+          end
+        end
+
+        def words
+          WORDS
+        end
+
+        # Checks the path arguments of one call (+paths+: how many lead, or
+        # :all).
+        def check(sink, args, paths)
+          sink = sink.delete_suffix("initialize")
+          (paths == :all ? args : args.first(paths)).each do |arg|
+            Array(arg).each { |path| check_path(sink, Detectors.path_string(path)) }
+          end
+        end
+
+        def check_path(sink, path)
+          return unless path
+
+          Detectors.guide(path, WORDS)
+          return unless path.include?(CANARY) && escapes?(path)
+
+          Detectors.report(new("path traversal: #{sink} got #{path.inspect}, a path of the input's choosing " \
+                               "outside its directory", sink))
+        end
+
+        # Whether +path+ reaches the canary through "..", or is the
+        # absolute canary path.
+        def escapes?(path)
+          segments = path.split(%r{/+}, -1)
+          return true if path.start_with?("/") && segments[1] == CANARY
+
+          segments.each_cons(2).any? { |parent, name| parent == ".." && name == CANARY }
+        end
+      end
+    end
+  end
+end
