@@ -1,0 +1,134 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# The bug detectors (docs/detectors.md): each example app's bug is found,
+# its safe twin is not, the hooks change nothing else, and the findings can
+# be replayed, silenced and turned off.
+class TestDetectors < Minitest::Test
+  DETECTORS = File.join(EXAMPLES, "detectors")
+
+  # Example directory => the detector class that finds its bug.
+  EXAMPLE_FINDINGS = {
+    "command_injection" => "CommandInjection",
+    "path_traversal" => "PathTraversal",
+    "deserialization" => "Deserialization",
+    "code_injection" => "CodeInjection",
+    "redos" => "ReDoS"
+  }.freeze
+
+  EXAMPLE_FINDINGS.each do |example, detector|
+    define_method("test_finds_the_#{example}_example") do
+      search_test!
+      in_tmpdir do |dir|
+        result = ruzzy(File.join(DETECTORS, example, "fuzz.rb"), "-seed=1", "-max_total_time=200", chdir: dir)
+        assert_exit 77, result
+        assert_match(/ERROR: ruzzy: bug detector #{example} fired in the fuzz target/, result.stderr)
+        assert_match(/^Ruzzy::Detectors::#{detector}: /, result.stderr)
+        assert_match(/^DEDUP_TOKEN: Ruzzy::Detectors::#{detector}--/, result.stderr)
+
+        replay = ruzzy(File.join(DETECTORS, example, "fuzz.rb"), *artifacts(dir), chdir: dir)
+        assert_exit 77, replay
+        assert_equal result.stderr[/^DEDUP_TOKEN: .*$/], replay.stderr[/^DEDUP_TOKEN: .*$/]
+      end
+    end
+
+    define_method("test_the_safe_#{example}_has_nothing_to_find") do
+      in_tmpdir do |dir|
+        result = ruzzy(File.join(DETECTORS, example, "fuzz_safe.rb"), "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+        assert_exit 0, result
+        assert_empty artifacts(dir)
+      end
+    end
+  end
+
+  def test_sinks_behave_as_without_detectors
+    plain = ruby(File.join(ROOT, "test", "fixtures", "detectors", "sinks.rb"))
+    assert_exit 0, plain
+    fuzzed = ruby(File.join(ROOT, "test", "fixtures", "detectors", "sinks.rb"), "fuzz")
+    assert_exit 0, fuzzed
+    assert_equal plain.stdout, fuzzed.stdout
+    assert_match(/^system array: true$/, plain.stdout)
+    assert_match(%r{^read: "\.\./ruzzy /ruzzy"$}, plain.stdout)
+  end
+
+  # Marshal, eval and const_get: other sinks than the examples', solved
+  # with the guidance alone.
+  {
+    "marshal" => ["begin; Marshal.load(data); rescue StandardError; end", "Deserialization"],
+    "eval" => ["begin; eval(data) if data.match?(/\\Aru[a-z]{0,3}\\z/); rescue NameError; end", "CodeInjection"],
+    "const_get" => ["begin; Object.const_get(data) if data.match?(/\\A[A-Z][A-Za-z]*\\z/); rescue NameError; end",
+                    "CodeInjection"]
+  }.each do |name, (body, detector)|
+    define_method("test_finds_input_reaching_#{name}") do
+      search_test!
+      in_tmpdir do |dir|
+        write_harness(dir, "Ruzzy.fuzz(->(data) { #{body}; nil })")
+        result = ruzzy("harness.rb", "-seed=1", "-runs=2000000", "-max_total_time=200", chdir: dir)
+        assert_exit 77, result
+        assert_match(/^Ruzzy::Detectors::#{detector}: /, result.stderr)
+      end
+    end
+  end
+
+  def test_a_rescue_does_not_hide_a_finding_and_ignore_silences_it
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        ignore = ENV["IGNORE"] ? [Ruzzy::Detectors::CommandInjection] : nil
+        Ruzzy.fuzz(->(data) { begin; IO.popen("echo;ruzzy"); rescue Exception; end; nil }, ignore:)
+      RUBY
+      found = ruzzy("harness.rb", "-runs=10", chdir: dir)
+      assert_exit 77, found
+      assert_match(/IO.popen would run the command "ruzzy" in "echo;ruzzy"/, found.stderr)
+      assert_exit 0, ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "IGNORE" => "1" })
+      assert_exit 0, ruzzy("--ignore=Ruzzy::Detectors::CommandInjection", "harness.rb", "-runs=10", chdir: dir)
+    end
+  end
+
+  def test_detectors_can_be_turned_off_by_name
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        setting = ENV["SETTING"] ? ENV["SETTING"].split(",").map(&:to_sym) : Ruzzy::Detectors.default_setting
+        setting = false if ENV["SETTING"] == "false"
+        Ruzzy.fuzz(->(data) { File.exist?("x") || Dir.children("/ruzzy") rescue nil; nil }, detectors: setting)
+      RUBY
+      assert_exit 77, ruzzy("harness.rb", "-runs=10", chdir: dir)
+      assert_exit 0, ruzzy("--disable-detectors=path_traversal", "harness.rb", "-runs=10", chdir: dir)
+      assert_exit 0, ruzzy("--disable-detectors=all", "harness.rb", "-runs=10", chdir: dir)
+      assert_exit 0, ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "false" })
+      assert_exit 0, ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "redos,command_injection" })
+      assert_exit 77, ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "path_traversal" })
+
+      unknown = ruzzy("--disable-detectors=path,redos", "harness.rb", "-runs=10", chdir: dir)
+      assert_exit 2, unknown
+      known = "command_injection, path_traversal, deserialization, code_injection, redos"
+      assert_match(/unknown detector path \(known: #{known}\)/, unknown.stderr)
+      keyword = ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "sql" })
+      assert_exit 1, keyword
+      assert_match(/detectors: unknown detector sql/, keyword.stderr)
+    end
+  end
+
+  def test_list_detectors
+    result = ruzzy("--list-detectors")
+    assert_exit 0, result
+    %w[command_injection path_traversal deserialization code_injection redos].each do |name|
+      assert_match(/^  #{name}  +\S/, result.stdout)
+    end
+  end
+
+  def test_the_dictionary_carries_the_canaries
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { nil })")
+      result = ruzzy("harness.rb", "-runs=1", chdir: dir, env: { "TMPDIR" => dir })
+      assert_exit 0, result
+      assert_match(/and \d+ canaries of the bug detectors/, result.stderr)
+      text = File.read(Dir.glob(File.join(dir, "ruzzy-*-dictionaries", "*.dict")).first)
+      ["../ruzzy", ";ruzzy", "!ruby/object:RuzzyCanary", "<%=ruzzy%>"].each do |word|
+        assert_includes text, "\"#{word}\""
+      end
+      off = ruzzy("--disable-detectors=all", "harness.rb", "-runs=1", chdir: dir)
+      refute_match(/canaries/, off.stderr)
+    end
+  end
+end
