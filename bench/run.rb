@@ -5,7 +5,8 @@
 #
 # Environment: BENCH_SECONDS (per stdlib parser, default 10),
 # BENCH_CORPUS_SECONDS (the run that builds each parser's corpus, default 60),
-# BENCH_SEEDS (seeds for solve times, default "1,2,3").
+# BENCH_SEEDS (seeds for solve times, default "1,2,3"),
+# BENCH_SAFE_SECONDS (each safe detector example, default 60).
 #
 # Every number comes from this run on this machine; compare ratios, not
 # absolute values, between machines.
@@ -21,6 +22,7 @@ module Bench
   EXAMPLES = File.expand_path("../examples", DIR)
   SECONDS = Integer(ENV.fetch("BENCH_SECONDS", "10"))
   SEEDS = ENV.fetch("BENCH_SEEDS", "1,2,3").split(",").map(&:strip)
+  SAFE_SECONDS = Integer(ENV.fetch("BENCH_SAFE_SECONDS", "60"))
 
   module_function
 
@@ -158,7 +160,8 @@ module Bench
       FileUtils.mkdir_p(dir)
       speed, _, output, execs = fuzz_parser(name, *feedback[:flags], corpus: [dir], seconds: CORPUS_SECONDS,
                                                                      env: feedback[:env])
-      finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
+      finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1] ||
+                output[/bug detector (\w+) fired/, 1]&.then { |name| "detector #{name}" }
       [dir, speed, finding && "#{finding} after #{fmt(execs)} execs"]
     end
   end
@@ -288,7 +291,51 @@ module Bench
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers solves].freeze
+# The bug detectors' examples (examples/detectors/NAME/fuzz.rb and fuzz_safe.rb).
+module Bench
+  DETECTOR_EXAMPLES = %w[command_injection path_traversal deserialization code_injection redos].freeze
+
+  module_function
+
+  # Median time for each detector example's bug to be found from an empty
+  # corpus, and what the safe twin finds in SAFE_SECONDS.
+  def detectors
+    rows = DETECTOR_EXAMPLES.map do |name|
+      harness = File.join(EXAMPLES, "detectors", name, "fuzz.rb")
+      results = SEEDS.map do |seed|
+        output, seconds, = ruzzy(harness, "-seed=#{seed}", "-max_total_time=60")
+        [output.match?(/bug detector #{name} fired/), seconds, output[/stat::number_of_executed_units: (\d+)/, 1].to_i]
+      end
+      safe, = ruzzy(File.join(EXAMPLES, "detectors", name, "fuzz_safe.rb"), "-seed=1",
+                    "-max_total_time=#{SAFE_SECONDS}")
+      safe_finding = safe[/ERROR: (?:ruzzy|libFuzzer): ([^\n]{0,60})/, 1]
+      [name, "#{results.count(&:first)}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
+       fmt(median(results.map(&:last))), fmt(safe[/stat::number_of_executed_units: (\d+)/, 1].to_i),
+       safe_finding || "none"]
+    end
+    table("Bug detectors: examples/detectors/NAME/fuzz.rb found (median over seeds #{SEEDS.join(", ")}, limit " \
+          "60 s); fuzz_safe.rb for #{SAFE_SECONDS} s, -seed=1",
+          ["example", "found", "seconds", "execs", "safe twin: execs", "safe twin: finding"], rows)
+  end
+
+  # What the detectors cost on the standard-library parsers: µs per input
+  # replaying each parser's saved corpus with them on (the default) and
+  # off; the corpus run (detectors on) names any finding.
+  def detector_cost
+    rows = PARSERS.map do |name|
+      dir, speed, finding = corpus(name)
+      files = Dir.children(dir).sort.map { |file| File.join(dir, file) }
+      times = [(3 * speed / files.size).ceil, 1].max
+      on, off = [[], ["--disable-detectors=all"]].map { |flags| replay_us(name, flags, files, times) }
+      [name, fmt(on, 1), fmt(off, 1), "#{fmt((on / off - 1) * 100, 1)}%", finding || "-"]
+    end
+    table("Bug detectors' cost on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
+          ["target", "detectors on", "--disable-detectors=all", "cost", "corpus run stopped by"], rows)
+  end
+end
+
+SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers solves detectors
+              detector_cost].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

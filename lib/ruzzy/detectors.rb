@@ -152,7 +152,7 @@ module Ruzzy
     # Reports the canary forms +words+ to libFuzzer as searched for in
     # +value+ (a String; anything else is ignored).
     def guide(value, words)
-      Ruzzy._guide_contains(value, words)
+      Ruzzy._guide_towards(value, words)
     end
 
     # +value+ as a path String (Pathname and other #to_path objects), or nil.

@@ -1,8 +1,11 @@
 //! Comparison feedback that steers inputs towards the detectors' canaries
-//! (`Ruzzy._guide_contains`, `Ruzzy._guide_equal`), as Jazzer's
+//! (`Ruzzy._guide_towards`, `Ruzzy._guide_equal`), as Jazzer's
 //! `guideTowardsContainment` and `guideTowardsEquality` do: a sink that got
 //! a String reports it against the canary forms that would make it a
-//! finding, and libFuzzer inserts them into new inputs.
+//! finding, and libFuzzer inserts them into new inputs. Each form goes both
+//! to libFuzzer's memmem table (1,024 slots, shared with every substring
+//! search) and to its table of recent byte comparisons (32 slots, which
+//! its mutations draw from far more often).
 //!
 //! Invariants: called by detector hooks (Ruby methods of ruzzy's own, so at
 //! the unknown comparison site) with the GVL held; allocates nothing;
@@ -13,8 +16,9 @@ use crate::compare_sites::{self, SiteId};
 use magnus::rb_sys::AsRawValue;
 use magnus::{RArray, Value};
 
-/// Reports a search for each String of `needles` in `value`.
-pub fn guide_contains(value: Value, needles: RArray) {
+/// Reports a search for each String of `needles` in `value`, and a
+/// comparison of `value` with it.
+pub fn guide_towards(value: Value, needles: RArray) {
     let Some(haystack) = string_bytes(value.as_raw()) else {
         return;
     };
@@ -24,6 +28,7 @@ pub fn guide_contains(value: Value, needles: RArray) {
         };
         if let Some(needle) = string_bytes(needle.as_raw()) {
             compare_sites::substring(SiteId::UNKNOWN, haystack, needle);
+            compare_sites::bytes(SiteId::UNKNOWN, haystack, needle);
         }
     }
 }

@@ -163,8 +163,8 @@ fn define_detector_functions(ruzzy: magnus::RModule) -> Result<(), Error> {
         function!(detector_findings::running_match, 0),
     )?;
     ruzzy.define_module_function(
-        "_guide_contains",
-        function!(detector_guidance::guide_contains, 2),
+        "_guide_towards",
+        function!(detector_guidance::guide_towards, 2),
     )?;
     ruzzy.define_module_function("_guide_equal", function!(detector_guidance::guide_equal, 2))?;
     Ok(())

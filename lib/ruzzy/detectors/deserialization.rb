@@ -13,6 +13,10 @@ module Ruzzy
       NAME = :deserialization
       SUMMARY = "Marshal.load, YAML.unsafe_load and Oj.load building a class chosen by the input"
 
+      # The canary in YAML and JSON.
+      TEXT_WORDS = ["!ruby/object:#{CANARY_CLASS}", "--- !ruby/object:#{CANARY_CLASS} {}\n",
+                    %({"^o":"#{CANARY_CLASS}"}), CANARY_CLASS].freeze
+
       class << self
         def install
           canary = canary_class
@@ -33,7 +37,7 @@ module Ruzzy
         end
 
         def words
-          [CANARY_CLASS, "!ruby/object:#{CANARY_CLASS}", marshal_canary]
+          [*TEXT_WORDS, marshal_canary]
         end
 
         # Marshal's bytes for an instance of the canary class.
@@ -42,12 +46,13 @@ module Ruzzy
         end
 
         # Steers a serialized +source+ towards the canary: Marshal data is
-        # compared with the canary's own, text searched for its name.
+        # compared with the canary's own dump, text with its YAML and JSON
+        # forms.
         def guide(source, format)
           return unless source.is_a?(String)
+          return Ruzzy._guide_equal(source, marshal_canary) if format == Marshal
 
-          Ruzzy._guide_equal(source, marshal_canary) if format == Marshal
-          Detectors.guide(source, words)
+          Detectors.guide(source, TEXT_WORDS)
         end
 
         # The input made +sink+ instantiate the canary class.
