@@ -161,7 +161,7 @@ module Bench
       speed, _, output, execs = fuzz_parser(name, *feedback[:flags], corpus: [dir], seconds: CORPUS_SECONDS,
                                                                      env: feedback[:env])
       finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1] ||
-                output[/bug detector (\w+) fired/, 1]&.then { |name| "detector #{name}" }
+                output[/bug detector (\w+) fired/, 1]&.then { |detector| "detector #{detector}" }
       [dir, speed, finding && "#{finding} after #{fmt(execs)} execs"]
     end
   end
@@ -327,7 +327,7 @@ module Bench
       files = Dir.children(dir).sort.map { |file| File.join(dir, file) }
       times = [(3 * speed / files.size).ceil, 1].max
       on, off = [[], ["--disable-detectors=all"]].map { |flags| replay_us(name, flags, files, times) }
-      [name, fmt(on, 1), fmt(off, 1), "#{fmt((on / off - 1) * 100, 1)}%", finding || "-"]
+      [name, fmt(on, 1), fmt(off, 1), "#{fmt(((on / off) - 1) * 100, 1)}%", finding || "-"]
     end
     table("Bug detectors' cost on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
           ["target", "detectors on", "--disable-detectors=all", "cost", "corpus run stopped by"], rows)
