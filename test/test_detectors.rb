@@ -42,6 +42,27 @@ class TestDetectors < Minitest::Test
     end
   end
 
+  # The command injection example reaches Kernel#system with and without
+  # the detectors; the sandbox must keep every command from running. A
+  # `ping` first on PATH would leave a mark.
+  def test_the_examples_never_run_a_command
+    in_tmpdir do |dir|
+      bin = File.join(dir, "bin")
+      FileUtils.mkdir_p(bin)
+      mark = File.join(dir, "ran")
+      File.write(File.join(bin, "ping"), "#!/bin/sh\necho \"$@\" >> #{mark}\n")
+      File.chmod(0o755, File.join(bin, "ping"))
+      ruzzy_path = `command -v ruzzy`.strip
+      env = { "PATH" => "#{bin}:#{ENV.fetch("PATH")}" }
+      harness = File.join(DETECTORS, "command_injection", "fuzz.rb")
+      assert_exit 0, run_command(ruzzy_path, "--disable-detectors=all", harness, "-seed=1", "-runs=#{runs(5000)}",
+                                 chdir: dir, env:)
+      run_command(ruzzy_path, harness, "-seed=1", "-runs=#{runs(5000)}", chdir: dir, env:)
+      system(env, "ping", "-c", "1", "probe", exception: true)
+      assert_equal "-c 1 probe\n", File.read(mark), "only the test's own probe ran ping"
+    end
+  end
+
   def test_sinks_behave_as_without_detectors
     plain = ruby(File.join(ROOT, "test", "fixtures", "detectors", "sinks.rb"))
     assert_exit 0, plain
