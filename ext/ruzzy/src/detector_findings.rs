@@ -25,8 +25,7 @@ use crate::rb;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use rb_sys::{rb_trace_arg_t, VALUE};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Once, OnceLock};
-use std::time::Instant;
+use std::sync::Once;
 
 /// The first finding a detector reported during this input (nil: none).
 static PENDING: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
@@ -38,12 +37,11 @@ static TIMEOUT_PATTERN: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static MATCHING: AtomicUsize = AtomicUsize::new(0);
 /// `Regexp::TimeoutError` once timeouts are watched (0: not watched).
 static TIMEOUT_CLASS: AtomicUsize = AtomicUsize::new(0);
-/// Whether hooked matches note their start (Rubies without Regexp.timeout).
-static TIMING: AtomicBool = AtomicBool::new(false);
-/// When the running hooked match started, in nanoseconds since [`EPOCH`].
-static MATCH_STARTED_NS: AtomicU64 = AtomicU64::new(0);
-/// The clock's origin, set when timing starts.
-static EPOCH: OnceLock<Instant> = OnceLock::new();
+/// How many hooked matches have started (counted on Rubies without
+/// Regexp.timeout only, where the watchdog needs it).
+static MATCHES_STARTED: AtomicU64 = AtomicU64::new(0);
+/// Whether matches are counted.
+static COUNTING: AtomicBool = AtomicBool::new(false);
 
 static REGISTER: Once = Once::new();
 
@@ -85,36 +83,28 @@ fn watch_raises() {
     HOOKED.call_once(|| rb::add_raw_event_hook(on_raise, rb_sys::RUBY_EVENT_RAISE));
 }
 
-/// `Ruzzy._time_regexp_matches`: from now on hooked matches note when they
-/// start (Rubies without Regexp.timeout).
+/// `Ruzzy._time_regexp_matches`: from now on hooked matches are counted,
+/// for the watchdog (Rubies without Regexp.timeout).
 pub fn time_regexp_matches() {
     register_globals();
-    EPOCH.get_or_init(Instant::now);
-    TIMING.store(true, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
     // Only to clear MATCHING when a match leaves by raising.
     watch_raises();
 }
 
-/// `Ruzzy._running_match`: the pattern of the hooked match running now and
-/// how long it has run, in seconds, or nil when none runs.
-pub fn running_match() -> Option<(magnus::Value, f64)> {
+/// `Ruzzy._running_match`: the pattern of the hooked match running now
+/// and its number (the same number on a later call: the same match is
+/// still running), or nil when none runs.
+pub fn running_match() -> Option<(magnus::Value, u64)> {
     let pattern = MATCHING.load(Ordering::Relaxed);
-    let epoch = EPOCH.get()?;
     if pattern == 0 {
         return None;
     }
-    let started = MATCH_STARTED_NS.load(Ordering::Relaxed);
-    let now = epoch.elapsed().as_nanos() as u64;
     // SAFETY: MATCHING holds the pattern of a match still on the stack of
-    // the thread that ran it (every match restores it when it returns).
+    // the thread that ran it (a match restores it when it returns, a raise
+    // or the input's end clears it).
     let pattern = unsafe { magnus::Value::from_raw(pattern as VALUE) };
-    Some((pattern, now.saturating_sub(started) as f64 / 1e9))
-}
-
-fn now_ns() -> u64 {
-    EPOCH
-        .get()
-        .map_or(0, |epoch| epoch.elapsed().as_nanos() as u64)
+    Some((pattern, MATCHES_STARTED.load(Ordering::Relaxed)))
 }
 
 unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
@@ -140,19 +130,16 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     TIMEOUT_PATTERN.store(pattern, Ordering::Relaxed);
 }
 
-/// Runs `super_call` (a hooked match of `pattern`) as the running match,
-/// noting its start where matches are timed.
+/// Runs `super_call` (a hooked match of `pattern`) as the running match.
 #[inline(always)]
 pub fn matching<R>(pattern: VALUE, super_call: impl FnOnce() -> R) -> R {
     let outer = MATCHING.swap(pattern as usize, Ordering::Relaxed);
-    if !TIMING.load(Ordering::Relaxed) {
-        let result = super_call();
-        MATCHING.store(outer, Ordering::Relaxed);
-        return result;
+    if COUNTING.load(Ordering::Relaxed) {
+        // Only ever written with the GVL held: no atomic read-modify-write.
+        let started = MATCHES_STARTED.load(Ordering::Relaxed);
+        MATCHES_STARTED.store(started.wrapping_add(1), Ordering::Relaxed);
     }
-    let outer_started = MATCH_STARTED_NS.swap(now_ns(), Ordering::Relaxed);
     let result = super_call();
-    MATCH_STARTED_NS.store(outer_started, Ordering::Relaxed);
     MATCHING.store(outer, Ordering::Relaxed);
     result
 }

@@ -17,23 +17,22 @@ module Ruzzy
       # The canary in the places a traversal puts it.
       WORDS = ["../#{CANARY}", "/#{CANARY}", "../"].freeze
 
-      # [target, label, {method => which arguments are paths}].
+      # [target, label, {which arguments are paths (how many lead, or :all)
+      # => methods}].
       SINKS = [
-        [File, "File.", { initialize: 1 }],
-        [IO.singleton_class, "IO.", { read: 1, binread: 1, readlines: 1, foreach: 1, write: 1, binwrite: 1 }],
-        [File.singleton_class, "File.",
-         { delete: :all, unlink: :all, rename: 2, symlink: 2, link: 2, truncate: 1 }],
-        [Dir.singleton_class, "Dir.",
-         { entries: 1, children: 1, each_child: 1, glob: 1, "[]": :all, mkdir: 1, rmdir: 1, unlink: 1, delete: 1 }],
-        [Dir, "Dir.", { initialize: 1 }]
+        [File, "File.", { 1 => %i[initialize] }],
+        [IO.singleton_class, "IO.", { 1 => %i[read binread readlines foreach write binwrite] }],
+        [File.singleton_class, "File.", { all: %i[delete unlink], 2 => %i[rename symlink link], 1 => %i[truncate] }],
+        [Dir.singleton_class, "Dir.", { 1 => %i[entries children each_child glob mkdir rmdir unlink delete],
+                                        all: %i[[]] }],
+        [Dir, "Dir.", { 1 => %i[initialize] }]
       ].freeze
 
       class << self
         def install
-          SINKS.each do |target, label, methods|
-            methods.each do |name, paths|
-              sink = name == :initialize ? "#{label}new" : label
-              Detectors.hook(target, sink, [name], ->(hooked, args) { check(hooked, args, paths) })
+          SINKS.each do |target, label, rules|
+            rules.each do |paths, methods|
+              Detectors.hook(target, label, methods, ->(sink, args) { check(sink, args, paths) })
             end
           end
         end
@@ -45,7 +44,7 @@ module Ruzzy
         # Checks the path arguments of one call (+paths+: how many lead, or
         # :all).
         def check(sink, args, paths)
-          sink = sink.delete_suffix("initialize")
+          sink = sink.sub(/initialize\z/, "new")
           (paths == :all ? args : args.first(paths)).each do |arg|
             Array(arg).each { |path| check_path(sink, Detectors.path_string(path)) }
           end

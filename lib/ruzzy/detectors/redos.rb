@@ -6,9 +6,9 @@ module Ruzzy
     # Where Ruby has Regexp.timeout (3.2 and later), it is set to SECONDS
     # unless the program set one, and the first Regexp::TimeoutError of an
     # input is the finding, even when the program rescues it. On Ruby 3.1
-    # the comparison hooks note when each match (Regexp, String and
-    # StringScanner methods) starts, and a watchdog thread, waking every
-    # quarter of SECONDS, raises the finding into a match running longer.
+    # the comparison hooks number each match (Regexp, String and
+    # StringScanner methods), and a watchdog thread, waking every quarter
+    # of SECONDS, raises the finding into one match that runs longer.
     # The finding names the pattern and where it was matched.
     class ReDoS < Report
       NAME = :redos
@@ -25,7 +25,7 @@ module Ruzzy
             Ruzzy._watch_regexp_timeouts(Regexp::TimeoutError)
           else
             Ruzzy._time_regexp_matches
-            start_watchdog(Thread.current)
+            watchdog(Thread.current)
             return if CompareHooks.installed?([:regexp])
 
             warn "INFO: ruzzy: the redos detector times matches through the regexp comparison hooks on " \
@@ -33,14 +33,25 @@ module Ruzzy
           end
         end
 
-        # A thread that raises the finding into +thread+ when a hooked
-        # match has run longer than SECONDS.
-        def start_watchdog(thread)
+        # The thread (started on first call) that raises the finding into
+        # +thread+ when one hooked match has been running for SECONDS: it
+        # looks four times a second, and times a match from when it first
+        # saw it, so a report means at least SECONDS.
+        def watchdog(thread)
           @watchdog ||= Thread.new do
+            seen = since = nil
             loop do
               sleep(SECONDS / 4)
-              pattern, seconds = Ruzzy._running_match
-              thread.raise(slow_match(pattern, seconds)) if seconds && seconds > SECONDS
+              pattern, number = Ruzzy._running_match
+              now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+              unless number && number == seen
+                seen = number
+                since = now
+              end
+              next if number.nil? || now - since < SECONDS
+
+              thread.raise(slow_match(pattern, now - since))
+              seen = nil
             end
           end
         end
