@@ -73,18 +73,21 @@ class TestDetectors < Minitest::Test
     assert_match(%r{^read: "\.\./ruzzy /ruzzy"$}, plain.stdout)
   end
 
-  # Marshal, eval and const_get: other sinks than the examples', solved
-  # with the guidance alone.
+  # Marshal, eval, const_get and JSON additions: other sinks than the
+  # examples', solved with the guidance alone.
   {
     "marshal" => ["begin; Marshal.load(data); rescue StandardError; end", "Deserialization"],
     "eval" => ["begin; eval(data) if data.match?(/\\Aru[a-z]{0,3}\\z/); rescue NameError; end", "CodeInjection"],
     "const_get" => ["begin; Object.const_get(data) if data.match?(/\\A[A-Z][A-Za-z]*\\z/); rescue NameError; end",
-                    "CodeInjection"]
-  }.each do |name, (body, detector)|
+                    "CodeInjection"],
+    "json_additions" => ["begin; JSON.parse(data, create_additions: true); " \
+                         "rescue JSON::ParserError, ArgumentError, NoMethodError, TypeError; end", "Deserialization",
+                         "require 'json'"]
+  }.each do |name, (body, detector, prelude)|
     define_method("test_finds_input_reaching_#{name}") do
       search_test!
       in_tmpdir do |dir|
-        write_harness(dir, "Ruzzy.fuzz(->(data) { #{body}; nil })")
+        write_harness(dir, "#{prelude}\nRuzzy.fuzz(->(data) { #{body}; nil })")
         result = ruzzy("harness.rb", "-seed=1", "-runs=2000000", "-max_total_time=200", chdir: dir)
         assert_exit 77, result
         assert_match(/^Ruzzy::Detectors::#{detector}: /, result.stderr)

@@ -113,7 +113,8 @@ module Ruzzy
 
     # Prepends to +target+ a module whose methods +methods+ (those +target+
     # has) first call check.call(sink, args), sink being +label+ and the
-    # method name, then the original. Visibility is kept.
+    # method name and args the positional arguments (then the keywords as
+    # a Hash, when given), then the original. Visibility is kept.
     def hook(target, label, methods, check)
       hooks = Module.new
       methods.each do |name|
@@ -122,7 +123,7 @@ module Ruzzy
 
         sink = "#{label}#{name}"
         hooks.define_method(name) do |*args, **options, &block|
-          check.call(sink, args)
+          check.call(sink, options.empty? ? args : [*args, options])
           super(*args, **options, &block)
         end
         hooks.send(:private, name) if private_method

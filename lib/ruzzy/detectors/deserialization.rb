@@ -3,19 +3,21 @@
 module Ruzzy
   module Detectors
     # Unsafe deserialization: Marshal.load (restore), YAML/Psych
-    # unsafe_load (and load where the Ruby's Psych allows classes), Oj.load
-    # when loaded, instantiating CANARY_CLASS, a class named by the input.
+    # unsafe_load (and load where the Ruby's Psych allows classes), JSON
+    # with additions (JSON.load, unsafe_load, parse(create_additions:
+    # true)), Oj.load when loaded, instantiating CANARY_CLASS, a class
+    # named by the input.
     # The canary class (defined at the top level while fuzzing) reports
     # from each way a deserializer builds an object (allocation seen by
     # Marshal's proc, init_with, marshal_load, _load, json_create,
     # initialize). YAML.safe_load never instantiates it.
     class Deserialization < Report
       NAME = :deserialization
-      SUMMARY = "Marshal.load, YAML.unsafe_load and Oj.load building a class chosen by the input"
+      SUMMARY = "Marshal.load, YAML.unsafe_load, JSON additions and Oj.load building a class chosen by the input"
 
-      # The canary in YAML and JSON.
+      # The canary in YAML and JSON (JSON's additions, Oj's object mode).
       TEXT_WORDS = ["!ruby/object:#{CANARY_CLASS}", "--- !ruby/object:#{CANARY_CLASS} {}\n",
-                    %({"^o":"#{CANARY_CLASS}"}), CANARY_CLASS].freeze
+                    %({"json_class":"#{CANARY_CLASS}"}), %({"^o":"#{CANARY_CLASS}"}), CANARY_CLASS].freeze
 
       class << self
         def install
@@ -34,6 +36,7 @@ module Ruzzy
           Marshal.singleton_class.prepend(marshal_hooks)
           guide_loads(Psych, "Psych.", %i[load unsafe_load load_stream unsafe_load_file]) if defined?(Psych)
           guide_loads(Oj, "Oj.", %i[load object_load]) if defined?(Oj)
+          guide_json if defined?(JSON)
         end
 
         def words
@@ -75,6 +78,16 @@ module Ruzzy
         end
 
         private
+
+        # JSON.load and unsafe_load, and JSON.parse with create_additions,
+        # build the class named by "json_class" (its json_create).
+        def guide_json
+          guide_loads(JSON, "JSON.", %i[load unsafe_load])
+          additions = lambda do |_sink, args|
+            guide(args.first, JSON) if args.last.is_a?(Hash) && args.last[:create_additions]
+          end
+          Detectors.hook(JSON.singleton_class, "JSON.", %i[parse parse!], additions)
+        end
 
         def guide_loads(target, label, methods)
           Detectors.hook(target.singleton_class, label, methods, ->(_sink, args) { guide(args.first, target) })
