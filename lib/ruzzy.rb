@@ -147,7 +147,7 @@ module Ruzzy
     CompareHooks.install(hook_groups) unless hook_groups.empty?
     Coverage.fit_map
     LiteralDictionary.stop
-    argv = LiteralDictionary.add_to(argv, Detectors.words(detectors)) if literal_dict && !hook_groups.empty?
+    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
     Detectors.install(detectors)
     argv
   end

@@ -140,19 +140,4 @@ class TestDetectors < Minitest::Test
       assert_match(/^  #{name}  +\S/, result.stdout)
     end
   end
-
-  def test_the_dictionary_carries_the_canaries
-    in_tmpdir do |dir|
-      write_harness(dir, "Ruzzy.fuzz(->(data) { nil })")
-      result = ruzzy("harness.rb", "-runs=1", chdir: dir, env: { "TMPDIR" => dir })
-      assert_exit 0, result
-      assert_match(/and \d+ canaries of the bug detectors/, result.stderr)
-      text = File.read(Dir.glob(File.join(dir, "ruzzy-*-dictionaries", "*.dict")).first)
-      ["../ruzzy", ";ruzzy", "!ruby/object:RuzzyCanary", "<%=ruzzy%>"].each do |word|
-        assert_includes text, "\"#{word}\""
-      end
-      off = ruzzy("--disable-detectors=all", "harness.rb", "-runs=1", chdir: dir)
-      refute_match(/canaries/, off.stderr)
-    end
-  end
 end

@@ -13,8 +13,9 @@ module Ruzzy
   # Each detector fires only when the input steers the call to a harmless
   # canary: a command named CANARY, a path "../" + CANARY or "/" + CANARY, a
   # class named CANARY_CLASS, a method named CANARY. The hooks report the
-  # canary forms to libFuzzer as comparisons, and Ruzzy.fuzz adds them to
-  # the dictionary, so inputs grow towards them.
+  # canary forms to libFuzzer as comparisons (and a NameError's missing name
+  # is compared with CANARY), so inputs grow towards them. They are not
+  # dictionary words: a dictionary slows the search everywhere else.
   #
   # Ruzzy.fuzz installs all of them unless told otherwise (detectors: false,
   # detectors: %i[command_injection redos], the ruzzy command's
@@ -98,11 +99,6 @@ module Ruzzy
         detector.install
         @installed << detector
       end
-    end
-
-    # The dictionary words of +detectors+: the canary forms.
-    def words(detectors)
-      detectors.flat_map(&:words).uniq
     end
 
     # One line per detector, for `ruzzy --list-detectors`.

@@ -67,31 +67,26 @@ module Ruzzy
     end
 
     # +argv+ (libFuzzer's arguments) with a -dict file holding the
-    # program's words, the +canaries+ of the bug detectors and the words of
-    # the user's -dict. Unchanged when there is nothing to add, when the
-    # user's file cannot be read (libFuzzer reports it), or when -dict
-    # already names a file made here (a -fork or -jobs child).
-    def add_to(argv, canaries = [])
+    # program's words and those of the user's -dict. Unchanged when there
+    # is nothing to add, when the user's file cannot be read (libFuzzer
+    # reports it), or when -dict already names a file made here (a -fork
+    # or -jobs child).
+    def add_to(argv)
       given = CommandLine.flag_value(argv, "dict")
       return argv if given && File.dirname(File.expand_path(given)) == DIRECTORY
 
       own = words
-      canaries -= own
-      return argv if own.empty? && canaries.empty?
+      return argv if own.empty?
 
       user = given ? File.binread(given) : "".b
-      path = write(user, own + canaries)
-      warn "INFO: ruzzy: #{count(own.size)} from the literals of instrumented code" \
-           "#{" and #{canaries.size} canaries of the bug detectors" unless canaries.empty?} " \
+      path = write(user, own)
+      warn "INFO: ruzzy: #{own.size} dictionary #{own.size == 1 ? "word" : "words"} from the literals of " \
+           "instrumented code " \
            "(--no-literal-dict to leave them out)"
       argv.reject { |arg| arg.to_s.start_with?("-dict=") } + ["-dict=#{path}"]
     rescue SystemCallError, IOError => e
       warn "INFO: ruzzy: no dictionary from the program's literals (#{e.message})"
       argv
-    end
-
-    def count(words)
-      "#{words} dictionary #{words == 1 ? "word" : "words"}"
     end
 
     # Writes the dictionary file; returns its path.

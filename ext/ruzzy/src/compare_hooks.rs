@@ -362,7 +362,7 @@ pub fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
     unsafe { crate::location::string_bytes(value) }
 }
 
-fn symbol_name(value: VALUE) -> Option<&'static [u8]> {
+pub fn symbol_name(value: VALUE) -> Option<&'static [u8]> {
     // SAFETY: type check first; rb_sym2str returns the symbol's frozen
     // name without allocating.
     unsafe {

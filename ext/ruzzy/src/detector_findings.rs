@@ -15,6 +15,11 @@
 //! past the budget (it then raises into the matching thread, which Ruby
 //! lets it do at the interrupt checks inside the match).
 //!
+//! Code injection: the same raise hook compares the name of a method or
+//! constant a NameError (NoMethodError) says was not found with the canary
+//! method's name, so that an input choosing the name that `send` or `eval`
+//! looked up is steered to the canary.
+//!
 //! Invariants: the held values are GC-registered globals, written and read
 //! only with the GVL; nothing here allocates unless a finding is made
 //! (`MATCHING` is read only while the match that set it runs: every raise
@@ -43,12 +48,20 @@ static MATCHES_STARTED: AtomicU64 = AtomicU64::new(0);
 /// Whether matches are counted.
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
+/// Whether missing names are compared with the canary.
+static GUIDING_NAMES: AtomicBool = AtomicBool::new(false);
+/// `ID` of NameError's hidden `name` attribute.
+static ID_NAME: AtomicUsize = AtomicUsize::new(0);
+
+/// The canary method's name (`Ruzzy::Detectors::CANARY`), a String.
+static CANARY: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+
 static REGISTER: Once = Once::new();
 
 /// Registers the held values with the GC (once).
 fn register_globals() {
     REGISTER.call_once(|| {
-        for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN] {
+        for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN, &CANARY] {
             // SAFETY: statics live for the whole process; AtomicUsize has
             // the layout of VALUE; we hold the GVL.
             unsafe { rb_sys::rb_gc_register_address(global.as_ptr() as *mut VALUE) };
@@ -107,8 +120,38 @@ pub fn running_match() -> Option<(magnus::Value, u64)> {
     Some((pattern, MATCHES_STARTED.load(Ordering::Relaxed)))
 }
 
+/// `Ruzzy._guide_missing_names(canary)`: from now on a NameError's name
+/// is compared with `canary`, the canary method's name.
+pub fn guide_missing_names(canary: magnus::RString) {
+    register_globals();
+    CANARY.store(canary.as_raw() as usize, Ordering::Relaxed);
+    ID_NAME.store(rb::intern(c"name") as usize, Ordering::Relaxed);
+    GUIDING_NAMES.store(true, Ordering::Relaxed);
+    watch_raises();
+}
+
+/// Compares the name a NameError carries with the canary.
+fn guide_missing_name(error: VALUE) {
+    // SAFETY: testing the class and reading an attribute allocate nothing
+    // and never raise; the name is a Symbol (or nil) kept by the error.
+    let name = unsafe {
+        if rb_sys::rb_obj_is_kind_of(error, rb_sys::rb_eNameError) != rb_sys::Qtrue as VALUE {
+            return;
+        }
+        rb_sys::rb_attr_get(error, ID_NAME.load(Ordering::Relaxed) as rb_sys::ID)
+    };
+    let canary = crate::compare_hooks::string_bytes(CANARY.load(Ordering::Relaxed) as VALUE);
+    if let (Some(name), Some(canary)) = (crate::compare_hooks::symbol_name(name), canary) {
+        crate::compare_sites::bytes(crate::compare_sites::SiteId::UNKNOWN, name, canary);
+    }
+}
+
 unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     let pattern = MATCHING.swap(0, Ordering::Relaxed);
+    if GUIDING_NAMES.load(Ordering::Relaxed) {
+        // SAFETY: a raise event's trace argument.
+        guide_missing_name(unsafe { rb_sys::rb_tracearg_raised_exception(trace) });
+    }
     let class = TIMEOUT_CLASS.load(Ordering::Relaxed) as VALUE;
     if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
         return;

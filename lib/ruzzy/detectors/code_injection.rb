@@ -18,12 +18,10 @@ module Ruzzy
       # detector's to report, when the class is built.
       DESERIALIZER_LOOKUPS = %w[deep_const_get].freeze
 
-      # The canary where code runs it.
-      WORDS = [CANARY, "#{CANARY}()", "\#{#{CANARY}}", "<%=#{CANARY}%>", ";#{CANARY};", CANARY_CLASS].freeze
-
       class << self
         def install
           define_canary
+          Ruzzy._guide_missing_names(CANARY)
           constant_hooks = Module.new do
             def const_get(name, *rest)
               CodeInjection.check_constant(name)
@@ -31,10 +29,6 @@ module Ruzzy
             end
           end
           Module.prepend(constant_hooks)
-        end
-
-        def words
-          WORDS
         end
 
         # The canary method: calling it is the finding.

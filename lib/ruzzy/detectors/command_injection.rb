@@ -44,10 +44,6 @@ module Ruzzy
           PIPE_SINKS.each { |target, label, methods| Detectors.hook(target, label, methods, pipe) }
         end
 
-        def words
-          WORDS
-        end
-
         # A call starting a process with +args+ (an environment Hash
         # first and an options Hash last are left out): one String is a
         # command line, more are a program and its arguments. IO.popen

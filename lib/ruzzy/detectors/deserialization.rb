@@ -39,10 +39,6 @@ module Ruzzy
           guide_json if defined?(JSON)
         end
 
-        def words
-          [*TEXT_WORDS, marshal_canary]
-        end
-
         # Marshal's bytes for an instance of the canary class.
         def marshal_canary
           @marshal_canary ||= Marshal.dump(canary_class.allocate)

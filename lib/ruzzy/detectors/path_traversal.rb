@@ -37,10 +37,6 @@ module Ruzzy
           end
         end
 
-        def words
-          WORDS
-        end
-
         # Checks the path arguments of one call (+paths+: how many lead, or
         # :all).
         def check(sink, args, paths)

@@ -56,10 +56,6 @@ module Ruzzy
           end
         end
 
-        def words
-          []
-        end
-
         # The finding for +error+, a Regexp::TimeoutError raised while
         # matching +pattern+ (nil when not known).
         def timed_out(error, pattern)
