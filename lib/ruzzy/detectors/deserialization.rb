@@ -60,10 +60,13 @@ module Ruzzy
                                "input's choosing", sink))
         end
 
-        # The canary class, defined at the top level on first use.
+        # The canary class, defined at the top level on first use (and
+        # kept: looking it up again would go through the hooked const_get).
         def canary_class
-          return Object.const_get(CANARY_CLASS) if Object.const_defined?(CANARY_CLASS, false)
+          @canary_class ||= Object.const_defined?(CANARY_CLASS, false) ? Object.const_get(CANARY_CLASS) : define_canary
+        end
 
+        def define_canary
           Object.const_set(CANARY_CLASS, Class.new do
             def self._load(*) = Deserialization.instantiated("Marshal.load (_load)")
             def self.json_create(*) = Deserialization.instantiated("JSON/Oj (json_create)")
