@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "name_list"
+
 module Ruzzy
   # Comparison feedback: while fuzzing, comparisons, pattern matches and
   # conversions report their operands to libFuzzer, which then inserts the
@@ -105,19 +107,7 @@ module Ruzzy
     # The groups named by +value+: true (all), false (none), or a list of
     # names (Symbols or Strings).
     def groups(value)
-      case value
-      when true then GROUPS
-      when false, nil then []
-      else
-        names = Array(value).map { |name| name.to_s.strip.to_sym }
-        unknown = names - GROUPS
-        unless unknown.empty?
-          raise InvalidArgumentsError,
-                "compare_hooks (or RUZZY_COMPARE_HOOKS): unknown group #{unknown.map(&:to_s).join(", ")} " \
-                "(known: #{GROUPS.join(", ")})"
-        end
-        names
-      end
+      NameList.parse(value, GROUPS, option: "compare_hooks (or RUZZY_COMPARE_HOOKS)", kind: "group")
     end
 
     # The default for Ruzzy.fuzz's compare_hooks: keyword, from

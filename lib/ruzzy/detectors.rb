@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "error"
+require_relative "name_list"
 
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
@@ -68,18 +69,8 @@ module Ruzzy
     # The detectors named by +value+: true (all), false or nil (none), or a
     # list of names (Symbols or Strings).
     def select(value, option = "detectors")
-      case value
-      when true then all
-      when false, nil then []
-      else
-        wanted = Array(value).map { |name| name.to_s.strip.to_sym }
-        unknown = wanted - names
-        unless unknown.empty?
-          raise InvalidArgumentsError, "#{option}: unknown detector #{unknown.join(", ")} (known: #{names.join(", ")})"
-        end
-
-        all.select { |detector| wanted.include?(detector::NAME) }
-      end
+      chosen = NameList.parse(value, names, option:, kind: "detector")
+      all.select { |detector| chosen.include?(detector::NAME) }
     end
 
     # The default for Ruzzy.fuzz's detectors: keyword: all but those named
