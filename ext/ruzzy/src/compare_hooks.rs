@@ -26,10 +26,12 @@
 //! (`method_added`, `method_removed` and `method_undefined` on the hooked
 //! classes report to [`method_changed`]).
 //!
-//! Invariants: no allocation; the only Ruby call is `super` (last, except
-//! in `start_with?`, which reports a failed Regexp prefix after it), so a
-//! Ruby exception it raises unwinds through a frame that owns nothing (no
-//! destructor is skipped).
+//! Invariants: no allocation; Ruby code runs in `super` (last in the
+//! comparison hooks; first in the pattern and conversion hooks, which look
+//! at its result) and, after it, only in reads made under `rb::protect`
+//! (StringScanner's `string` and `pos`), so a Ruby exception raised by
+//! `super` unwinds through hook frames that own nothing (no destructor is
+//! skipped).
 
 use crate::compare_sites::{self, SiteId};
 use crate::{number_feedback, number_hooks, regex_hooks};
