@@ -74,8 +74,9 @@ class TestDetectors < Minitest::Test
     assert_match(%r{^read: "\.\./ruzzy /ruzzy"$}, plain.stdout)
   end
 
-  # Marshal, eval, const_get and JSON additions: other sinks than the
-  # examples', solved with the guidance alone.
+  # Marshal, eval, const_get, JSON additions and a String literal broken
+  # out of in eval'd code: other sinks than the examples', solved with the
+  # guidance alone.
   {
     "marshal" => ["begin; Marshal.load(data); rescue StandardError; end", "Deserialization"],
     "eval" => ["begin; eval(data) if data.match?(/\\Aru[a-z]{0,3}\\z/); rescue NameError; end", "CodeInjection"],
@@ -83,7 +84,12 @@ class TestDetectors < Minitest::Test
                     "CodeInjection"],
     "json_additions" => ["begin; JSON.parse(data, create_additions: true); " \
                          "rescue JSON::ParserError, ArgumentError, NoMethodError, TypeError; end", "Deserialization",
-                         "require 'json'"]
+                         "require 'json'"],
+    # Input inside a String literal of eval'd code must break out of it;
+    # the code runs in a BasicObject, where only the canary can be called.
+    "eval_string_breakout" => ["begin; Box.new.instance_eval(\"'\#{data}'\") if data.match?(/\\A[a-z'+]{0,16}\\z/); " \
+                               "rescue ::StandardError, ::ScriptError; end", "CodeInjection",
+                               "class Box < BasicObject; def ruzzy(*) = ::Object.new.ruzzy; end"]
   }.each do |name, (body, detector, prelude)|
     define_method("test_finds_input_reaching_#{name}") do
       search_test!

@@ -129,7 +129,7 @@ fn method_changed(klass: Value, name: Symbol) -> Result<(), Error> {
 }
 
 /// Arity -1 C method: (argc, argv, self).
-type VarArgs = unsafe extern "C" fn(c_int, *const VALUE, VALUE) -> VALUE;
+pub type VarArgs = unsafe extern "C" fn(c_int, *const VALUE, VALUE) -> VALUE;
 /// Arity 1 C method.
 type OneArg = unsafe extern "C" fn(VALUE, VALUE) -> VALUE;
 /// Arity 2 C method.
@@ -260,14 +260,14 @@ fn define_number_hooks(hooks: RModule) -> Result<(), Error> {
 /// Whether a hook method is public (like the methods it wraps) or private
 /// (Kernel's conversion functions).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Visibility {
+pub enum Visibility {
     Public,
     Private,
 }
 
 /// Defines `function` (a C method of the given arity: -1 for
 /// (argc, argv, self), else self plus that many arguments) on `module`.
-fn define_method<F: Copy>(
+pub fn define_method<F: Copy>(
     module: RModule,
     name: &CStr,
     function: F,

@@ -7,21 +7,42 @@
 //! search) and to its table of recent byte comparisons (32 slots, which
 //! its mutations draw from far more often).
 //!
+//! Code given to `eval`, `instance_eval`, `class_eval`, `module_eval` and
+//! `Binding#eval` is compared with the code-injection canary's forms by
+//! native hooks (`Ruzzy::Detectors::*EvalHooks`), which then call `super`
+//! with the same arguments and block from a C frame: eval still sees its
+//! caller's binding (Ruby skips C frames to find it), which a Ruby hook
+//! would change.
+//!
 //! Invariants: called by detector hooks (Ruby methods of ruzzy's own, so at
 //! the unknown comparison site) with the GVL held; allocates nothing;
-//! anything but Strings is ignored.
+//! anything but Strings is ignored; the eval hooks' only Ruby call is the
+//! final `super`.
 
-use crate::compare_hooks::string_bytes;
+use crate::compare_hooks::{
+    arguments, call_super, define_method, string_bytes, VarArgs, Visibility,
+};
 use crate::compare_sites::{self, SiteId};
-use magnus::rb_sys::AsRawValue;
-use magnus::{RArray, Value};
+use crate::rb;
+use magnus::rb_sys::{AsRawValue, FromRawValue};
+use magnus::{prelude::*, Error, RArray, RModule, Value};
+use rb_sys::VALUE;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The forms code is compared with (an Array of Strings), nil until
+/// `Ruzzy._guide_code` sets them.
+static CODE_WORDS: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 
 /// Reports a search for each String of `needles` in `value`, and a
 /// comparison of `value` with it.
 pub fn guide_towards(value: Value, needles: RArray) {
-    let Some(haystack) = string_bytes(value.as_raw()) else {
-        return;
-    };
+    if let Some(haystack) = string_bytes(value.as_raw()) {
+        towards(haystack, needles);
+    }
+}
+
+fn towards(haystack: &[u8], needles: RArray) {
     for index in 0..needles.len() {
         let Ok(needle) = needles.entry::<Value>(index as isize) else {
             continue;
@@ -31,6 +52,55 @@ pub fn guide_towards(value: Value, needles: RArray) {
             compare_sites::bytes(SiteId::UNKNOWN, haystack, needle);
         }
     }
+}
+
+/// `Ruzzy._guide_code(words)`: the forms code given to the eval hooks is
+/// compared with (a frozen Array of Strings, kept for the process).
+pub fn guide_code(words: RArray) {
+    if CODE_WORDS.swap(words.as_raw() as usize, Ordering::Relaxed) as VALUE == rb::QNIL {
+        // SAFETY: a static slot with the layout of VALUE, registered once
+        // (a second call only replaces the value).
+        unsafe { rb_sys::rb_gc_register_address(CODE_WORDS.as_ptr() as *mut VALUE) };
+    }
+}
+
+/// The eval hooks: compares the code (a String first argument) with the
+/// canary forms, then calls the original.
+unsafe extern "C" fn eval_code(argc: c_int, argv: *const VALUE, _this: VALUE) -> VALUE {
+    // SAFETY: Ruby's arity -1 convention.
+    let args = unsafe { arguments(argc, argv) };
+    let words = CODE_WORDS.load(Ordering::Relaxed) as VALUE;
+    if let (Some(code), Some(words)) = (
+        args.first().copied().and_then(string_bytes),
+        // SAFETY: the registered Array set by guide_code, or nil.
+        RArray::from_value(unsafe { Value::from_raw(words) }),
+    ) {
+        towards(code, words);
+    }
+    // SAFETY: inside the hook method, with its own arguments.
+    unsafe { call_super(args) }
+}
+
+/// Defines the eval hook modules under `Ruzzy::Detectors`.
+pub fn define(ruzzy: RModule) -> Result<(), Error> {
+    let detectors = ruzzy.define_module("Detectors")?;
+    let hooks: [(&str, &[&std::ffi::CStr], Visibility); 4] = [
+        ("KernelEvalHooks", &[c"eval"], Visibility::Private),
+        ("ObjectEvalHooks", &[c"instance_eval"], Visibility::Public),
+        (
+            "ModuleEvalHooks",
+            &[c"class_eval", c"module_eval"],
+            Visibility::Public,
+        ),
+        ("BindingEvalHooks", &[c"eval"], Visibility::Public),
+    ];
+    for (module, names, visibility) in hooks {
+        let module = detectors.define_module(module)?;
+        for name in names {
+            define_method(module, name, eval_code as VarArgs, -1, visibility);
+        }
+    }
+    Ok(())
 }
 
 /// Reports a comparison of the start of `value` with `expected`.

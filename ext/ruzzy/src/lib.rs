@@ -167,6 +167,8 @@ fn define_detector_functions(ruzzy: magnus::RModule) -> Result<(), Error> {
         function!(detector_guidance::guide_towards, 2),
     )?;
     ruzzy.define_module_function("_guide_equal", function!(detector_guidance::guide_equal, 2))?;
+    ruzzy.define_module_function("_guide_code", function!(detector_guidance::guide_code, 1))?;
+    detector_guidance::define(ruzzy)?;
     ruzzy.define_module_function(
         "_guide_missing_names",
         function!(detector_findings::guide_missing_names, 1),

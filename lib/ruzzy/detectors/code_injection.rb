@@ -18,10 +18,16 @@ module Ruzzy
       # detector's to report, when the class is built.
       DESERIALIZER_LOOKUPS = %w[deep_const_get].freeze
 
+      # The canary in code: a call on its own, after a statement, breaking
+      # out of a String literal or interpolated into one.
+      CODE_WORDS = [CANARY, ";#{CANARY};", "'+#{CANARY}+'", "\"+#{CANARY}+\"", "\#{#{CANARY}}"].freeze
+
       class << self
         def install
           define_canary
           Ruzzy._guide_missing_names(CANARY)
+          Ruzzy._guide_code(CODE_WORDS)
+          eval_hooks.each { |target, hooks| target.prepend(hooks) }
           constant_hooks = Module.new do
             def const_get(name, *rest)
               CodeInjection.check_constant(name)
@@ -29,6 +35,15 @@ module Ruzzy
             end
           end
           Module.prepend(constant_hooks)
+        end
+
+        # [target, native hook module]: eval and friends report the code
+        # they get against CODE_WORDS (ext/ruzzy/src/detector_guidance.rs;
+        # named here, not in a constant, as the `ruzzy` command loads this
+        # file before the native extension).
+        def eval_hooks
+          [[Kernel, KernelEvalHooks], [BasicObject, ObjectEvalHooks], [Module, ModuleEvalHooks],
+           [Binding, BindingEvalHooks]]
         end
 
         # The canary method: calling it is the finding.
