@@ -10,10 +10,11 @@
 //! first `Regexp::TimeoutError` of the input and the pattern the hooked
 //! match was running ([`matching`]); after the input, Ruby
 //! (`Ruzzy::Detectors::ReDoS.timed_out`) turns them into the finding. On
-//! Rubies without it, [`matching`] notes when each hooked match started,
-//! and a watchdog Ruby thread asks [`running_match`] for a match running
-//! past the budget (it then raises into the matching thread, which Ruby
-//! lets it do at the interrupt checks inside the match).
+//! Rubies without it, [`matching`] numbers each hooked match, and a
+//! watchdog Ruby thread, asking [`running_match`] a few times a second,
+//! sees when one match has run past the budget (it then raises into the
+//! matching thread, which Ruby lets it do at the interrupt checks inside
+//! the match). No clock is read per match.
 //!
 //! Code injection: the same raise hook compares the name of a method or
 //! constant a NameError (NoMethodError) says was not found with the canary
@@ -23,8 +24,8 @@
 //! Invariants: the held values are GC-registered globals, written and read
 //! only with the GVL; nothing here allocates unless a finding is made
 //! (`MATCHING` is read only while the match that set it runs: every raise
-//! and every input's end clear it); a Ruby exception never escapes (Ruby calls run under
-//! [`rb::protect`]).
+//! and every input's end clear it); a Ruby exception never escapes (Ruby
+//! calls run under [`rb::protect`]).
 
 use crate::rb;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
@@ -148,23 +149,21 @@ fn guide_missing_name(error: VALUE) {
 
 unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     let pattern = MATCHING.swap(0, Ordering::Relaxed);
+    // SAFETY: a raise event's trace argument; reading the exception
+    // allocates nothing and never raises.
+    let error = unsafe { rb_sys::rb_tracearg_raised_exception(trace) };
     if GUIDING_NAMES.load(Ordering::Relaxed) {
-        // SAFETY: a raise event's trace argument.
-        guide_missing_name(unsafe { rb_sys::rb_tracearg_raised_exception(trace) });
+        guide_missing_name(error);
     }
     let class = TIMEOUT_CLASS.load(Ordering::Relaxed) as VALUE;
     if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
         return;
     }
-    // SAFETY: a raise event's trace argument; reading the exception and
-    // testing its class allocate nothing and never raise.
-    unsafe {
-        let error = rb_sys::rb_tracearg_raised_exception(trace);
-        if rb_sys::rb_obj_is_kind_of(error, class) != rb_sys::Qtrue as VALUE {
-            return;
-        }
-        TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
+    // SAFETY: testing a class allocates nothing and never raises.
+    if unsafe { rb_sys::rb_obj_is_kind_of(error, class) } != rb_sys::Qtrue as VALUE {
+        return;
     }
+    TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
     let pattern = if pattern == 0 {
         rb::QNIL as usize
     } else {
