@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "ruzzy/version"
+require_relative "ruzzy/exit_status"
 require_relative "ruzzy/error"
 require_relative "ruzzy/finding"
 require_relative "ruzzy/expected_exceptions"
@@ -13,6 +14,7 @@ require_relative "ruzzy/compare_hooks"
 require_relative "ruzzy/literal_dictionary"
 require_relative "ruzzy/detectors"
 require_relative "ruzzy/fuzzed_data_provider"
+require_relative "ruzzy/session"
 require "pathname"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
@@ -31,17 +33,6 @@ module Ruzzy
   # script's arguments contain "--", only those after it go to libFuzzer;
   # those before are the harness's own.
   DEFAULT_ARGS = ([ARGV0] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
-
-  # Exit status of a process stopped because ruzzy was used wrongly: unknown
-  # command-line options, a missing harness, a fuzz target returning something
-  # other than nil, 0 or -1.
-  EXIT_USAGE = 2
-
-  # Exit status of the ruzzy command when the harness raised while loading.
-  EXIT_HARNESS_ERROR = 1
-
-  # Exit status libFuzzer uses for a finding (its -error_exitcode default).
-  EXIT_FINDING = 77
 
   # The AddressSanitizer + libFuzzer preload (see Ruzzy::Sanitizers).
   ASAN_PATH = Sanitizers.path("address")
@@ -67,6 +58,11 @@ module Ruzzy
   DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}"].freeze
 
   module_function
+
+  # The fuzzing run of this process (see Ruzzy::Session).
+  def session
+    @session ||= Session.new
+  end
 
   # Fuzzes +test_one_input+ with libFuzzer. Never returns normally: libFuzzer
   # ends the process (status 0 when -runs or -max_total_time are reached,
@@ -106,50 +102,14 @@ module Ruzzy
   # corpus inputs into a new one. Both need ruzzy's bundled libFuzzer (not a
   # sanitizer preload).
   #
-  # When +args+ starts with the program name (the default), libFuzzer is
-  # given the command that started this process instead, so that -fork,
-  # -jobs, -merge and -minimize_crash can start more processes like it.
-  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: CompareHooks.default_setting, ignore: nil,
-           mutator: nil, crossover: nil, literal_dict: LiteralDictionary.enabled_by_default?,
-           detectors: Detectors.default_setting)
-    unless test_one_input.respond_to?(:call)
-      raise InvalidTargetError, "the fuzz target must respond to #call, got #{test_one_input.inspect}"
-    end
-
-    { mutator:, crossover: }.each do |name, callable|
-      next if callable.nil? || callable.respond_to?(:call)
-
-      raise InvalidArgumentsError, "#{name}: must respond to #call, got #{callable.inspect}"
-    end
-
-    hook_groups = CompareHooks.groups(compare_hooks)
-    detectors = Detectors.select(detectors)
-    argv = libfuzzer_args(args)
-    @expected_exceptions = ExpectedExceptions.new(ignore) + command_line_ignore
-    throw(:ruzzy_capture_target, Capture.new(test_one_input, @expected_exceptions)) if @capturing
-    @libfuzzer_argv = argv
-    argv = [command_line, *argv.drop(1)] if argv.first == $PROGRAM_NAME
-    argv = install_hooks(argv, hook_groups, detectors, literal_dict)
-    clear_stack_poisoning_on_raise
-    @fuzz_called = true
-    status = _fuzz(test_one_input, argv, !@expected_exceptions.empty?, mutator, crossover)
-    # The driver returns only in modes that do not fuzz in this process
-    # (-help=1, -jobs/-workers); a failed job ends the process the same way
-    # a finding does.
-    exit(status) unless status.zero?
-    status
-  end
-
-  # Prepares coverage, comparison hooks, the dictionary and the bug
-  # detectors for fuzzing; returns libFuzzer's arguments with the
-  # dictionary.
-  def install_hooks(argv, hook_groups, detectors, literal_dict)
-    CompareHooks.install(hook_groups) unless hook_groups.empty?
-    Coverage.fit_map
-    LiteralDictionary.stop
-    argv = LiteralDictionary.add_to(argv) if literal_dict && !hook_groups.empty?
-    Detectors.install(detectors)
-    argv
+  # The defaults of the keywords are the session's (the ruzzy command's
+  # options, then the environment's). When +args+ starts with the program
+  # name (the default), libFuzzer is given the command that started this
+  # process instead, so that -fork, -jobs, -merge and -minimize_crash can
+  # start more processes like it.
+  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: session.compare_hooks, ignore: nil,
+           mutator: nil, crossover: nil, literal_dict: session.literal_dict, detectors: session.detectors)
+    session.fuzz(test_one_input, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
   end
 
   # libFuzzer's own mutation of +data+ (at most +max_size+ bytes), for use
@@ -161,85 +121,6 @@ module Ruzzy
     end
 
     _mutate(data, max_size)
-  end
-
-  # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
-  # leaves behind whenever Ruby raises (see ext/ruzzy/src/sanitizer_stack.rs).
-  def clear_stack_poisoning_on_raise
-    return unless _asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
-
-    @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy._clear_stack_poisoning }.tap(&:enable)
-    warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
-  end
-
-  # The exceptions the running fuzz target may raise (see Ruzzy.fuzz).
-  def expected_exceptions
-    @expected_exceptions ||= ExpectedExceptions.new(nil)
-  end
-
-  # Exceptions expected by the `ruzzy --ignore` options.
-  def command_line_ignore
-    @command_line_ignore ||= ExpectedExceptions.new(nil)
-  end
-
-  # Set by the `ruzzy` command (--ignore).
-  def command_line_ignore=(specs)
-    @command_line_ignore = ExpectedExceptions.new(specs)
-  end
-
-  # The shell command that starts this harness again (libFuzzer's argv[0]).
-  def command_line
-    CommandLine.shell(CommandLine.prefix(DEFAULT_ARGS.drop(1)))
-  end
-
-  # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
-  # for an input whose SHA-1 is +sha1+. With exact: false, -exact_artifact_path
-  # (meant for the one finding) is not used ("slow-unit-").
-  def artifact_path(kind, sha1, exact: true)
-    CommandLine.artifact_path(@libfuzzer_argv || DEFAULT_ARGS, kind, sha1, exact:)
-  end
-
-  # A fuzz target taken instead of fuzzed (see Ruzzy.capture_target).
-  Capture = Struct.new(:target, :expected)
-
-  # Runs the block (which loads a harness); the harness's Ruzzy.fuzz call
-  # hands its target over instead of fuzzing. Returns a Capture, or nil when
-  # the block never called Ruzzy.fuzz. Used by `ruzzy cov`.
-  def capture_target
-    @capturing = true
-    catch(:ruzzy_capture_target) do
-      yield
-      nil
-    end
-  ensure
-    @capturing = false
-  end
-
-  # Whether Ruzzy.fuzz has been called in this process.
-  def fuzz_called?
-    @fuzz_called == true
-  end
-
-  # Validated libFuzzer arguments with DEFAULT_FLAGS added.
-  def libfuzzer_args(args)
-    # RuntimeError and TypeError, as Ruzzy 0.8's c_fuzz raised.
-    unless args.is_a?(Array)
-      raise InvalidArgumentsError.exception("args must be an Array of Strings, got #{args.inspect}", RuntimeError)
-    end
-
-    if args.empty?
-      raise InvalidArgumentsError.exception("args must not be empty: its first element is the program name",
-                                            RuntimeError)
-    end
-
-    args.each_with_index do |arg, index|
-      unless arg.is_a?(String)
-        raise InvalidArgumentsError.exception("args[#{index}] must be a String, got #{arg.inspect}", TypeError)
-      end
-      raise InvalidArgumentsError, "args[#{index}] contains a NUL byte" if arg.include?("\0")
-    end
-    missing = DEFAULT_FLAGS.reject { |flag| args.any? { |arg| arg.start_with?("#{flag.split("=").first}=") } }
-    [args.first, *missing, *args.drop(1)]
   end
 
   # Turns on Ruby coverage, then requires +harness_script+ (which calls
@@ -295,6 +176,8 @@ module Ruzzy
   def engine
     _engine
   end
+
+  private_class_method :require_dummy
 end
 
 require_relative "ruzzy/compat"

@@ -59,20 +59,35 @@ class TestApi < Minitest::Test
     assert_match(/NUL/, error.message)
   end
 
-  def test_native_entry_point_validates_too
-    assert_raises(Ruzzy::InvalidTargetError) { Ruzzy._fuzz(Object.new, ["prog"], false, nil, nil) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, [], false, nil, nil) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["prog", 1], false, nil, nil) }
-    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy._fuzz(->(_) {}, ["a\0b"], false, nil, nil) }
-    assert_raises(TypeError) { Ruzzy._fuzz(->(_) {}, "prog", false, nil, nil) }
+  # The native entry point never hands libFuzzer an argument it would
+  # truncate, however it is called (Ruzzy.fuzz has checked them already).
+  def test_native_entry_point_rejects_what_libfuzzer_cannot_take
+    fuzz = ->(args) { Ruzzy._fuzz(->(_) {}, args, 25, false, false, nil, nil) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call([]) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call(["a\0b"]) }
+    assert_raises(TypeError) { fuzz.call(["prog", 1]) }
+    assert_raises(TypeError) { fuzz.call("prog") }
   end
 
   def test_default_flags_unless_the_user_chose
-    assert_equal ["prog", "-print_final_stats=1", "-timeout=25", "-runs=1"], Ruzzy.libfuzzer_args(["prog", "-runs=1"])
-    assert_equal ["prog", "-timeout=25", "-print_final_stats=0"],
-                 Ruzzy.libfuzzer_args(["prog", "-print_final_stats=0"])
-    assert_equal ["prog", "-print_final_stats=1", "-timeout=3"], Ruzzy.libfuzzer_args(["prog", "-timeout=3"]),
+    with_defaults = ->(args) { Ruzzy::LibFuzzerArgs.validate(args).with_defaults(Ruzzy::DEFAULT_FLAGS).to_a }
+    assert_equal ["prog", "-print_final_stats=1", "-timeout=25", "-runs=1"], with_defaults.call(["prog", "-runs=1"])
+    assert_equal ["prog", "-timeout=25", "-print_final_stats=0"], with_defaults.call(["prog", "-print_final_stats=0"])
+    assert_equal ["prog", "-print_final_stats=1", "-timeout=3"], with_defaults.call(["prog", "-timeout=3"]),
                  "-timeout=N wins over the default"
+  end
+
+  def test_libfuzzer_flags_are_read_as_libfuzzer_reads_them
+    args = Ruzzy::LibFuzzerArgs.validate(["-timeout=9", "-timeout=4", "-dict=a", "corpus", "-jobs=0", "-fork=2"])
+    assert_equal "4", args.value("timeout"), "the last value wins; argv[0] is the program, not a flag"
+    assert_equal 4, args.timeout
+    assert args.runs_children?
+    refute Ruzzy::LibFuzzerArgs.validate(["prog", "-jobs=0"]).runs_children?
+    assert_equal 1200, Ruzzy::LibFuzzerArgs.validate(["prog"]).timeout, "libFuzzer's own default"
+    assert_equal ["-timeout=9", "-timeout=4", "corpus", "-jobs=0", "-fork=2", "-dict=b"], args.with("dict", "b").to_a
+    prefixed = Ruzzy::LibFuzzerArgs.validate(["p", "-artifact_prefix=out/"])
+    assert_equal "out/crash-ab", prefixed.artifact_path("crash-", "ab")
+    assert_equal "x", Ruzzy::LibFuzzerArgs.validate(["p", "-exact_artifact_path=x"]).artifact_path("crash-", "ab")
   end
 
   def test_engine_line_names_the_bundled_libfuzzer

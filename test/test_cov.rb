@@ -89,6 +89,18 @@ class TestCov < Minitest::Test
     end
   end
 
+  def test_html_report_names_files_relative_to_the_project
+    in_tmpdir do |dir|
+      report = File.join(dir, "report")
+      assert_exit 0, ruzzy("cov", "-o", report, HELLO, CORPUS, chdir: ROOT)
+      html = File.read(File.join(report, "index.html"))
+      assert_includes html, ">examples/lib/hello.rb</a>", "a file under the working directory, relative to it"
+      refute_includes html, HELLO_LIB, "no absolute path of this machine in the page"
+      assert_match(/^SF:#{Regexp.escape(HELLO_LIB)}$/, File.read(File.join(report, "lcov.info")),
+                   "lcov.info keeps absolute paths, as genhtml and CI services read them")
+    end
+  end
+
   def test_html_report_in_a_real_browser
     browser = %w[chromium chromium-browser google-chrome].find { |name| system("which #{name} >/dev/null 2>&1") }
     prerequisite! browser, "no Chromium installed"

@@ -5,7 +5,7 @@ require_relative "test_helper"
 # A Ruby allocation that fails (NoMemoryError) where ruzzy's native code
 # allocates: it never unwinds through Rust or libFuzzer frames, it is
 # reported cleanly, and what was being used stays usable. Allocations are
-# made to fail with the RUZZY_INJECT_NO_MEMORY test hook (ext/ruzzy/src/rb.rs).
+# made to fail with the RUZZY_INJECT_NO_MEMORY test hook (ext/ruzzy/src/rb/mod.rs).
 class TestNoMemory < Minitest::Test
   def inject(site)
     { "RUZZY_INJECT_NO_MEMORY" => site }

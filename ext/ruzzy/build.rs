@@ -4,7 +4,7 @@
 //! (`.preinit_array section is not allowed in DSO`). Also compiles the C
 //! helpers: sanitizer callbacks that must stay local to the extension.
 //!
-//! `ruby_layout` names the interpreter layout `interpreter_layout.rs` reads
+//! `ruby_layout` names the interpreter layout `rb/interpreter_layout.rs` reads
 //! for the Ruby being built for: set only for versions whose headers were
 //! read (3.1, 3.3, 3.4), so any other Ruby gets the public API.
 

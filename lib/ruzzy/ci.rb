@@ -3,6 +3,8 @@
 require "open3"
 require "rbconfig"
 require "fileutils"
+require_relative "exit_status"
+require_relative "command_options"
 
 module Ruzzy
   # `ruzzy ci`: fuzzes every fuzz test of a project for a fixed time each and
@@ -14,16 +16,14 @@ module Ruzzy
   # corpus entries and crash files into its corpus directory and its output
   # to LOG_DIR/<slug>.log. `lib/` is on the load path, as with `rake test`.
   class CI
-    USAGE = <<~TEXT
+    USAGE = <<~TEXT.freeze
       Usage: ruzzy ci [--seconds=N] [--log-dir=DIR] [PATH...] [-- LIBFUZZER_FLAGS]
 
       Runs every fuzz test (fuzz_test in Minitest or RSpec files under PATH,
       default test/ and spec/) for N seconds (default 60) and prints a summary.
-      Exit status: 0 when nothing was found, 77 when a fuzz test found a bug,
-      1 when a fuzz test could not run.
+      Exit status: #{EXIT_OK} when nothing was found, #{EXIT_FINDING} when a fuzz test found a bug,
+      #{EXIT_HARNESS_ERROR} when a fuzz test could not run.
     TEXT
-
-    EXIT_FINDING = 77
     Test = Struct.new(:name, :file)
     Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after)
 
@@ -39,12 +39,12 @@ module Ruzzy
 
     def run
       paths = parse
-      return 0 if paths.nil?
+      return EXIT_OK if paths.nil?
 
       tests = paths.flat_map { |file| list(file) }
       if tests.empty?
         @out.puts "ruzzy ci: no fuzz tests found in #{paths.empty? ? "test/ or spec/" : @argv.join(", ")}"
-        return 0
+        return EXIT_OK
       end
       @out.puts "ruzzy ci: #{tests.size} fuzz test(s), #{@seconds} s each"
       results = tests.map { |test| fuzz(test) }
@@ -54,21 +54,18 @@ module Ruzzy
     private
 
     def parse
-      paths = []
-      until @argv.empty?
-        arg = @argv.shift
-        case arg
-        when "-h", "--help" then @out.write(USAGE)
-                                 return nil
-        when /\A--seconds=(\d+)\z/ then @seconds = Integer(Regexp.last_match(1))
-        when /\A--log-dir=(.+)\z/ then @log_dir = Regexp.last_match(1)
-        when "--" then @flags = @argv.dup
-                       @argv.clear
-        when /\A-/ then raise CLI::UsageError, "ruzzy ci: unknown option #{arg}"
-        else paths << arg
-        end
+      split = @argv.index("--")
+      @flags = split ? @argv.slice!(split..).drop(1) : []
+      parser = CommandOptions.parser("ruzzy ci")
+      parser.on("--seconds=N", Integer) do |seconds|
+        raise CLI::UsageError, "ruzzy ci: --seconds takes a positive number, got #{seconds}" unless seconds.positive?
+
+        @seconds = seconds
       end
-      candidates(paths.empty? ? %w[test spec].select { |dir| File.directory?(dir) } : paths)
+      parser.on("--log-dir=DIR") { |dir| @log_dir = dir }
+      return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
+
+      candidates(@argv.empty? ? %w[test spec].select { |dir| File.directory?(dir) } : @argv)
     end
 
     def candidates(paths)
@@ -124,19 +121,19 @@ module Ruzzy
     def summarize(results)
       results.each { |result| report(result) }
       found = results.count { |result| result.status == EXIT_FINDING }
-      failed = results.count { |result| ![0, EXIT_FINDING].include?(result.status) }
+      failed = results.count { |result| ![EXIT_OK, EXIT_FINDING].include?(result.status) }
       @out.puts "ruzzy ci: #{found} of #{results.size} fuzz test(s) found a bug" \
                 "#{failed.positive? ? ", #{failed} could not run" : ""}; logs in #{@log_dir}/"
       return EXIT_FINDING if found.positive?
 
-      failed.positive? ? 1 : 0
+      failed.positive? ? EXIT_HARNESS_ERROR : EXIT_OK
     end
 
     def report(result)
       test = result.test
       where = "#{test.name} (#{relative(test.file)})"
       case result.status
-      when 0
+      when EXIT_OK
         @out.puts "  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"
       when EXIT_FINDING
         @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"

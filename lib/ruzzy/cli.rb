@@ -1,9 +1,11 @@
 # frozen_string_literal: true
 
 require_relative "version"
+require_relative "exit_status"
 require_relative "sanitizers"
 require_relative "expected_exceptions"
 require_relative "command_line"
+require_relative "command_options"
 require_relative "fuzz_test"
 require_relative "ci"
 require_relative "oss_fuzz"
@@ -20,7 +22,7 @@ module Ruzzy
   # Ruzzy.fuzz. It loads ruzzy itself only after the command line is
   # understood, so DEFAULT_ARGS sees the harness's arguments.
   class CLI
-    USAGE = <<~TEXT
+    USAGE = <<~TEXT.freeze
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
@@ -66,17 +68,13 @@ module Ruzzy
         ruzzy examples/hello.rb crash-0123abcd   # reproduce a crash
         ruzzy examples/hello.rb -help=1          # libFuzzer's own flags
 
-      Exit status: 0 when the run ends without a finding, 77 after a finding
-      (libFuzzer's -error_exitcode; sanitizer reports too), 72 when
-      interrupted, 1 when the harness raises while loading, 2 for usage errors.
+      Exit status: #{EXIT_OK} when the run ends without a finding, #{EXIT_FINDING} after a finding
+      (libFuzzer's -error_exitcode; sanitizer reports too), #{EXIT_INTERRUPTED} when
+      interrupted, #{EXIT_HARNESS_ERROR} when the harness raises while loading, #{EXIT_USAGE} for usage errors.
     TEXT
 
-    EXIT_OK = 0
-    EXIT_HARNESS_ERROR = 1
-    EXIT_USAGE = 2
-
     # Raised for a command line ruzzy cannot act on.
-    class UsageError < StandardError; end
+    UsageError = CommandOptions::UsageError
 
     # +program+ is the path of the `ruzzy` executable, used to re-execute
     # the command with a sanitizer preloaded.
@@ -89,7 +87,7 @@ module Ruzzy
       @coverage = { include: [], exclude: [], map_size: nil }
       @coverage_enabled = true
       @sanitizer = nil
-      @ignore = []
+      @session = { ignore: [] }
     end
 
     # Runs the command; returns the process exit status.
@@ -99,8 +97,7 @@ module Ruzzy
 
       return CI.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "ci")
       return OssFuzz.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "oss-fuzz-build")
-      return Cov::Command.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "cov")
-      return replay_for_coverage(harness_args) if subcommand?(harness, "cov-replay")
+      return Cov::Command.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "cov")
 
       @sanitizer ||= "address" if subcommand?(harness, "dummy")
       preload_sanitizer if @sanitizer
@@ -119,48 +116,37 @@ module Ruzzy
     # Splits the command line into ruzzy's options, the harness and its args.
     # Returns nil for the harness when an option (--help, --version) said all.
     def parse
-      until @argv.empty?
-        arg = @argv.shift
-        case arg
-        when "-h", "--help"
-          @out.write USAGE
-          return nil
-        when "-v", "--version"
-          @out.puts "ruzzy #{VERSION}"
-          return nil
-        when "--list-detectors"
-          @out.write "Bug detectors (on by default; --disable-detectors=NAME,... turns them off):\n", Detectors.listing
-          return nil
-        when "--" then break
-        when /\A-/ then parse_option(arg)
-        else return [arg, @argv]
-        end
-      end
+      listing = false
+      parser = options { listing = true }
+      return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE, in_order: true)
+      return list_detectors if listing
+
+      @argv.shift if @argv.first == "--"
       harness = @argv.shift or raise UsageError, "no harness given"
       [harness, @argv]
     end
 
-    def parse_option(arg)
-      case arg
-      when /\A--(include|exclude)=(.+)\z/ then @coverage[Regexp.last_match(1).to_sym] << Regexp.last_match(2)
-      when /\A--map-size=(.*)\z/ then @coverage[:map_size] = parse_map_size(Regexp.last_match(1))
-      when "--no-coverage" then @coverage_enabled = false
-      when "--no-compare-hooks" then ENV["RUZZY_COMPARE_HOOKS"] = "0"
-      when "--no-literal-dict" then ENV["RUZZY_LITERAL_DICT"] = "0"
-      when /\A--disable-detectors=(.+)\z/ then disable_detectors(Regexp.last_match(1))
-      when /\A--ignore=(.+)\z/ then @ignore << ExpectedExceptions.from_command_line(Regexp.last_match(1))
-      when /\A--sanitizer=(.*)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
-      when /\A-I(.+)\z/ then $LOAD_PATH.unshift(File.expand_path(Regexp.last_match(1)))
-      when "-I" then $LOAD_PATH.unshift(File.expand_path(@argv.shift || raise(UsageError, "-I needs a directory")))
-      else raise UsageError, "unknown option #{arg}"
+    # ruzzy's own options; +listing+ is called for --list-detectors.
+    def options(&)
+      parser = CommandOptions.parser("ruzzy")
+      parser.on("--list-detectors", &)
+      CommandOptions.coverage_patterns(parser, @coverage)
+      parser.on("--map-size=N") { |text| @coverage[:map_size] = parse_map_size(text) }
+      parser.on("--no-coverage") { @coverage_enabled = false }
+      parser.on("--no-compare-hooks") { @session[:compare_hooks] = false }
+      parser.on("--no-literal-dict") { @session[:literal_dict] = false }
+      parser.on("--disable-detectors=NAMES") do |list|
+        @session[:detectors] = Detectors.without(list.split(","), "--disable-detectors")
       end
+      parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
+      CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
+      CommandOptions.load_path(parser) { |dir| $LOAD_PATH.unshift(dir) }
+      parser
     end
 
-    # Turns off the detectors named in +list+ ("all": every one), for the
-    # harness's Ruzzy.fuzz and the processes libFuzzer starts.
-    def disable_detectors(list)
-      ENV["RUZZY_DISABLE_DETECTORS"] = list
-      Detectors.default_setting
+    def list_detectors
+      @out.write "Bug detectors (on by default; --disable-detectors=NAME,... turns them off):\n", Detectors.listing
+      nil
     end
 
     def parse_map_size(text)
@@ -172,19 +158,6 @@ module Ruzzy
     # Whether +harness+ is the subcommand +name+ (a file of that name wins).
     def subcommand?(harness, name)
       harness == name && !File.exist?(harness)
-    end
-
-    # The child side of `ruzzy cov` (internal): HARNESS INPUT_LIST STATUS DUMP FILTER_JSON.
-    def replay_for_coverage(args)
-      harness, list, status, dump, filter = args
-      require "json"
-      require "ruzzy"
-      require_relative "cov/replayer"
-      $PROGRAM_NAME = harness
-      ARGV.clear
-      inputs = File.readlines(list, chomp: true).map { |line| line.split("\t", 2).then { |i, p| [Integer(i), p] } }
-      Cov::Replayer.new(harness: File.expand_path(harness), inputs:, status:, dump:,
-                        filter: Cov.filter(JSON.parse(filter))).run
     end
 
     def run_test(args)
@@ -221,7 +194,7 @@ module Ruzzy
       $PROGRAM_NAME = harness
       ARGV.replace(harness_args)
       require "ruzzy"
-      Ruzzy.command_line_ignore = @ignore
+      @session.each { |setting, value| Ruzzy.session.public_send(:"#{setting}=", value) }
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
       begin
         load path
@@ -231,7 +204,7 @@ module Ruzzy
         report_load_error(harness, e)
         return EXIT_HARNESS_ERROR
       end
-      return EXIT_OK if Ruzzy.fuzz_called?
+      return EXIT_OK if Ruzzy.session.fuzz_called?
 
       wanted = ENV.fetch(FuzzTest::ENV_FUZZ, "")
       if wanted.empty?

@@ -42,24 +42,5 @@ module Ruzzy
     def shell(words)
       Shellwords.join(words)
     end
-
-    # Where libFuzzer writes the artifact named +kind+ + +sha1+ (kind is
-    # "crash-", "timeout-", "oom-"), given its argument list; -exact_artifact_path
-    # wins unless +exact+ is false.
-    def artifact_path(args, kind, sha1, exact: true)
-      path = exact && flag_value(args, "exact_artifact_path")
-      return path if path
-
-      "#{flag_value(args, "artifact_prefix") || "./"}#{kind}#{sha1}"
-    end
-
-    # The last value given to libFuzzer flag -+name+, or nil.
-    def flag_value(args, name)
-      args.reverse_each do |arg|
-        value = arg.to_s[/\A-#{name}=(.*)\z/m, 1]
-        return value if value
-      end
-      nil
-    end
   end
 end

@@ -16,47 +16,25 @@ module Ruzzy
   # GROUPS (compare_hooks: %i[integer string], RUZZY_COMPARE_HOOKS=
   # integer,string) installs only those.
   #
-  # Hooked, by group:
-  # integer:: Integer ==, !=, <, <=, >, >=, <=>, eql?, ===, between?, and
-  #           the divisor of /, %, div, divmod, modulo (with an Integer or
-  #           a Float)
-  # string:: String ==, !=, eql?, ===, <=>, start_with?, end_with?,
-  #          include?, index
-  # symbol:: Symbol ==, !=, ===
-  # hash:: Hash [], fetch, key?, has_key?, include?, member?, dig with
-  #        String, Symbol or Integer keys
-  # float:: Float ==, !=, <, <=, >, >=, <=>, eql?, ===
-  # regexp:: Regexp match, match?, =~, ===; String match, match?, =~, [],
-  #          slice, scan, sub, gsub, sub!, gsub!, split;
-  #          StringScanner scan, check, match?, skip, scan_until,
-  #          check_until, skip_until, exist? (when strscan is loaded)
-  # conversion:: Integer(), Float(), String#to_i, String#to_f
-  #
+  # The hooked methods, by group, are listed by CompareHooks.hooked_methods
+  # (from the native table, CompareHooks::TABLE); the groups are GROUPS.
   # case/when on these types goes through === and is hooked too. Results
   # never change: each hook returns what the original method returns, and
   # sets $~ where it would.
   module CompareHooks
-    # [group, class (or its name, for classes that may not be loaded),
-    # hook module], in the order they are prepended.
-    HOOKS = [
-      [:integer, Integer, IntegerHooks],
-      [:string, String, StringHooks],
-      [:symbol, Symbol, SymbolHooks],
-      [:hash, Hash, HashHooks],
-      [:float, Float, FloatHooks],
-      [:regexp, Regexp, RegexpHooks],
-      [:regexp, String, StringPatternHooks],
-      [:regexp, "StringScanner", ScannerHooks],
-      [:conversion, Kernel, KernelConversionHooks],
-      [:conversion, String, StringConversionHooks]
-    ].freeze
+    # [group, class (or its name, for a class not loaded yet), hook module],
+    # in the order they are prepended, from the native table (TABLE: one
+    # [group, class name, hook module, method name, fast path?] per hook).
+    HOOKS = TABLE.map do |group, name, hooks, _method, _fast|
+      [group, Object.const_defined?(name) ? Object.const_get(name) : name, hooks]
+    end.uniq.freeze
 
     # Every group of hooks.
     GROUPS = HOOKS.map(&:first).uniq.freeze
 
     # Classes whose hooks have a fast path that assumes Ruby's own
     # definition (see DefinitionWatcher).
-    WATCHED = [Integer, String, Symbol, Hash].freeze
+    WATCHED = TABLE.select(&:last).map { |_, name, *| Object.const_get(name) }.uniq.freeze
 
     module_function
 
@@ -85,10 +63,17 @@ module Ruzzy
       groups = groups(groups)
       return true if installed?(groups)
 
-      _snapshot_builtins
+      _prepare
       WATCHED.each { |klass| klass.singleton_class.prepend(DefinitionWatcher) }
       hooks(groups).each { |klass, hooks| klass.prepend(hooks) unless klass.ancestors.include?(hooks) }
       true
+    end
+
+    # The hooked methods of each group: { integer: ["Integer#==", ...], ... }.
+    def hooked_methods
+      TABLE.each_with_object(Hash.new { |hash, group| hash[group] = [] }) do |(group, klass, _, method, _), list|
+        list[group] << "#{klass}##{method}"
+      end
     end
 
     # Whether the hooks of +groups+ (all by default) are in place.
@@ -110,10 +95,16 @@ module Ruzzy
       NameList.parse(value, GROUPS, option: "compare_hooks (or RUZZY_COMPARE_HOOKS)", kind: "group")
     end
 
-    # The default for Ruzzy.fuzz's compare_hooks: keyword, from
-    # RUZZY_COMPARE_HOOKS: "0" none (false), "1" (or unset) all (true),
-    # else a comma-separated list of groups (an Array).
+    # The default for Ruzzy.fuzz's compare_hooks: keyword: the session's
+    # (false after the ruzzy command's --no-compare-hooks, else
+    # environment_setting).
     def default_setting
+      Ruzzy.session.compare_hooks
+    end
+
+    # The setting RUZZY_COMPARE_HOOKS gives: "0" none (false), "1" (or
+    # unset) all (true), else a comma-separated list of groups (an Array).
+    def environment_setting
       setting = ENV.fetch("RUZZY_COMPARE_HOOKS", "1")
       case setting
       when "0" then false

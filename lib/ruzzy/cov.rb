@@ -4,6 +4,8 @@ require "open3"
 require "rbconfig"
 require "tmpdir"
 require "fileutils"
+require_relative "command_options"
+require_relative "own_files"
 require_relative "cov/report"
 
 module Ruzzy
@@ -30,14 +32,15 @@ module Ruzzy
 
     # The parent side: parses the command line, runs the children, writes.
     class Command
-      def initialize(argv, out:, err:, program:)
+      # The child process's script (it loads the harness and replays).
+      REPLAY_SCRIPT = File.expand_path("cov/replay.rb", __dir__)
+
+      def initialize(argv, out:, err:)
         @argv = argv.dup
         @out = out
         @err = err
-        @program = File.expand_path(program)
         @output = "coverage-report"
-        @includes = []
-        @excludes = []
+        @patterns = { include: [], exclude: [] }
         @load_path = []
       end
 
@@ -56,31 +59,17 @@ module Ruzzy
       private
 
       def parse
-        rest = []
-        until @argv.empty?
-          arg = @argv.shift
-          if ["-h", "--help"].include?(arg)
-            @out.write(USAGE)
-            return nil
-          end
-          arg.start_with?("-") ? option(arg) : rest << arg
-        end
-        harness, *sources = rest
+        parser = CommandOptions.parser("ruzzy cov")
+        parser.on("-o REPORT_DIR") { |dir| @output = dir }
+        CommandOptions.coverage_patterns(parser, @patterns)
+        CommandOptions.load_path(parser) { |dir| @load_path << dir }
+        return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
+
+        harness, *sources = @argv
         raise CLI::UsageError, "ruzzy cov needs a harness and at least one corpus" if sources.empty?
         raise CLI::UsageError, "ruzzy cov: no such harness file: #{harness}" unless File.file?(harness)
 
         [harness, sources]
-      end
-
-      def option(arg)
-        case arg
-        when "-o" then @output = @argv.shift || raise(CLI::UsageError, "-o needs a directory")
-        when /\A--include=(.+)\z/ then @includes << Regexp.last_match(1)
-        when /\A--exclude=(.+)\z/ then @excludes << Regexp.last_match(1)
-        when "-I" then @load_path << File.expand_path(@argv.shift || raise(CLI::UsageError, "-I needs a directory"))
-        when /\A-I(.+)\z/ then @load_path << File.expand_path(Regexp.last_match(1))
-        else raise CLI::UsageError, "ruzzy cov: unknown option #{arg}"
-        end
       end
 
       def corpus_files(sources)
@@ -92,7 +81,7 @@ module Ruzzy
       end
 
       def filter_description
-        { include: @includes, exclude: @excludes }
+        @patterns
       end
 
       # Replays +inputs+ in as many child processes as crashes require.
@@ -116,8 +105,8 @@ module Ruzzy
         dump = File.join(work, "dump")
         FileUtils.rm_f([status, dump])
         File.write(list, pending.map { |index, path| "#{index}\t#{path}\n" }.join)
-        command = [RbConfig.ruby, @program, *@load_path.map { |dir| "-I#{dir}" }, "cov-replay", harness, list, status,
-                   dump, JSON.generate(filter_description)]
+        command = [RbConfig.ruby, "-I#{LIB_DIR}", *@load_path.map { |dir| "-I#{dir}" }, REPLAY_SCRIPT, harness, list,
+                   status, dump, JSON.generate(filter_description)]
         _, errors, process = Open3.capture3(*command)
         finished = absorb(status, dump, replay, pending)
         return finished if process.success? || finished.size == pending.size
@@ -162,19 +151,6 @@ module Ruzzy
           target = replay.first_hits[path] ||= {}
           lines.each { |line, index| target[line] = [target[line], index].compact.min }
         end
-      end
-    end
-
-    # The filter a child applies to paths (same rules as fuzzing).
-    def self.filter(spec)
-      own = "#{File.expand_path("..", __dir__)}/"
-      matches = lambda do |pattern, path|
-        pattern.start_with?("/") ? path.start_with?(pattern) : path.include?(pattern)
-      end
-      lambda do |path|
-        next false if path.start_with?(own) || spec["exclude"].any? { |pattern| matches.call(pattern, path) }
-
-        spec["include"].empty? || spec["include"].any? { |pattern| matches.call(pattern, path) }
       end
     end
   end

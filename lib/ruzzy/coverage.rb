@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "coverage"
+require_relative "own_files"
 
 module Ruzzy
   # Ruby coverage for the fuzzer: turns on the interpreter's line and branch
@@ -14,9 +15,6 @@ module Ruzzy
   # counts for its method or block, and after that the branches around it
   # say what a line event would (see docs/coverage.md).
   module Coverage
-    # Paths never instrumented: ruzzy's own files.
-    OWN_FILES = "#{File.expand_path("..", __dir__)}#{File::SEPARATOR}".freeze
-
     module_function
 
     # Starts coverage. Returns true when started by this call, false when it

@@ -2,6 +2,7 @@
 
 require_relative "error"
 require_relative "name_list"
+require_relative "own_files"
 
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
@@ -27,9 +28,6 @@ module Ruzzy
 
     # The canary class and constant name.
     CANARY_CLASS = "RuzzyCanary"
-
-    # ruzzy's own Ruby files: a dangerous call they make is not a finding.
-    OWN_FILES = "#{File.expand_path("..", __dir__)}/".freeze
 
     # The detectors' own files (the frames between a sink and its caller).
     HOOK_FILES = [__FILE__, "#{__dir__}/detectors/"].freeze
@@ -73,14 +71,26 @@ module Ruzzy
       all.select { |detector| chosen.include?(detector::NAME) }
     end
 
-    # The default for Ruzzy.fuzz's detectors: keyword: all but those named
-    # in RUZZY_DISABLE_DETECTORS ("all" for none).
+    # The default for Ruzzy.fuzz's detectors: keyword: the session's (the
+    # ruzzy command's --disable-detectors, else environment_setting).
     def default_setting
-      disabled = ENV.fetch("RUZZY_DISABLE_DETECTORS", "").split(",").map(&:strip).reject(&:empty?)
+      Ruzzy.session.detectors
+    end
+
+    # All detectors but those named in RUZZY_DISABLE_DETECTORS ("all" for
+    # none).
+    def environment_setting
+      without(ENV.fetch("RUZZY_DISABLE_DETECTORS", "").split(","), "--disable-detectors (or RUZZY_DISABLE_DETECTORS)")
+    end
+
+    # The detectors: setting that turns off those in +disabled+ (names;
+    # "all" for every one); +option+ names the setting in errors.
+    def without(disabled, option)
+      disabled = disabled.map(&:strip).reject(&:empty?)
       return true if disabled.empty?
       return false if disabled == ["all"]
 
-      names - select(disabled, "--disable-detectors (or RUZZY_DISABLE_DETECTORS)").map { |detector| detector::NAME }
+      names - select(disabled, option).map { |detector| detector::NAME }
     end
 
     # Installs +detectors+ (each once).

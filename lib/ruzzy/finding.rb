@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "shellwords"
+require_relative "own_files"
 
 module Ruzzy
   # Describes, on standard error, why an input stopped the fuzzer. The native
@@ -11,9 +12,6 @@ module Ruzzy
   module Finding
     # Frames of the token that identifies a finding.
     DEDUP_FRAMES = 3
-
-    # ruzzy's own Ruby files (left out of reports).
-    OWN_FILES = "#{File.expand_path("..", __dir__)}/".freeze
 
     module_function
 
@@ -29,7 +27,7 @@ module Ruzzy
 
     # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
     def ignored?(error)
-      error.is_a?(Exception) && Ruzzy.expected_exceptions.include?(error)
+      error.is_a?(Exception) && Ruzzy.session.expected_exceptions.include?(error)
     end
 
     # The fuzz target returned +value+, which is not nil, 0 or -1.
@@ -48,7 +46,7 @@ module Ruzzy
     # units) so it can be replayed; fuzzing goes on.
     def report_slow_input(input, seconds, median)
       require "digest/sha1"
-      path = Ruzzy.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
+      path = Ruzzy.session.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
       File.binwrite(path, input)
       $stderr.write("==#{Process.pid}== ruzzy: slow input: #{duration(seconds)}, " \
                     "#{(seconds / median).round}x the median input (#{duration(median)}); " \
@@ -124,8 +122,8 @@ module Ruzzy
     # The commands that reproduce and minimise the finding.
     def reproduction(input)
       require "digest/sha1"
-      artifact = Ruzzy.artifact_path("crash-", Digest::SHA1.hexdigest(input))
-      command = Ruzzy.command_line
+      artifact = Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      command = Ruzzy.session.command_line
       "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
         "==ruzzy== Minimise:  #{command} -minimize_crash=1 -runs=100000 #{artifact.shellescape}\n"
     end

@@ -61,32 +61,39 @@ module Ruzzy
       found.keys.first(MAX_WORDS)
     end
 
-    # The default for Ruzzy.fuzz's literal_dict: keyword.
+    # The default for Ruzzy.fuzz's literal_dict: keyword: the session's
+    # (false after the ruzzy command's --no-literal-dict, else
+    # environment_setting).
     def enabled_by_default?
+      Ruzzy.session.literal_dict
+    end
+
+    # Whether RUZZY_LITERAL_DICT leaves the dictionary on (anything but "0").
+    def environment_setting
       ENV.fetch("RUZZY_LITERAL_DICT", "1") != "0"
     end
 
-    # +argv+ (libFuzzer's arguments) with a -dict file holding the
-    # program's words and those of the user's -dict. Unchanged when there
-    # is nothing to add, when the user's file cannot be read (libFuzzer
-    # reports it), or when -dict already names a file made here (a -fork
-    # or -jobs child).
-    def add_to(argv)
-      given = CommandLine.flag_value(argv, "dict")
-      return argv if given && File.dirname(File.expand_path(given)) == DIRECTORY
+    # +args+ (libFuzzer's arguments, a LibFuzzerArgs) with a -dict file
+    # holding the program's words and those of the user's -dict. Unchanged
+    # when there is nothing to add, when the user's file cannot be read
+    # (libFuzzer reports it), or when -dict already names a file made here
+    # (a -fork or -jobs child).
+    def add_to(args)
+      given = args.value("dict")
+      return args if given && File.dirname(File.expand_path(given)) == DIRECTORY
 
       own = words
-      return argv if own.empty?
+      return args if own.empty?
 
       user = given ? File.binread(given) : "".b
       path = write(user, own)
       warn "INFO: ruzzy: #{own.size} dictionary #{own.size == 1 ? "word" : "words"} from the literals of " \
            "instrumented code " \
            "(--no-literal-dict to leave them out)"
-      argv.reject { |arg| arg.to_s.start_with?("-dict=") } + ["-dict=#{path}"]
+      args.with("dict", path)
     rescue SystemCallError, IOError => e
       warn "INFO: ruzzy: no dictionary from the program's literals (#{e.message})"
-      argv
+      args
     end
 
     # Writes the dictionary file; returns its path.

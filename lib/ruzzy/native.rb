@@ -2,6 +2,7 @@
 
 require "rbconfig"
 require_relative "error"
+require_relative "exit_status"
 
 module Ruzzy
   # Where ruzzy's native files are, and loading the extension from there.

@@ -3,6 +3,7 @@
 require "fileutils"
 require "rbconfig"
 require "shellwords"
+require_relative "command_options"
 
 module Ruzzy
   # `ruzzy oss-fuzz-build`: turns a harness into what OSS-Fuzz and
@@ -43,23 +44,17 @@ module Ruzzy
     private
 
     def parse
-      harness = nil
-      until @argv.empty?
-        case (arg = @argv.shift)
-        when "-h", "--help" then @out.write(USAGE)
-                                 return nil
-        when /\A--out=(.+)\z/ then @dir = File.expand_path(Regexp.last_match(1))
-        when /\A--name=(.+)\z/ then @name = Regexp.last_match(1)
-        when /\A--root=(.+)\z/ then @root = Regexp.last_match(1)
-        when /\A--sanitizer=(.+)\z/ then @sanitizer = Sanitizers.canonical(Regexp.last_match(1))
-        when "--copy-gems" then @copy_gems = true
-        when "-I" then @includes << (@argv.shift || raise(CLI::UsageError, "-I needs a directory"))
-        when /\A-I(.+)\z/ then @includes << Regexp.last_match(1)
-        when /\A-/ then raise CLI::UsageError, "oss-fuzz-build: unknown option #{arg}"
-        else harness = arg
-        end
-      end
-      check(harness)
+      parser = CommandOptions.parser("oss-fuzz-build")
+      parser.on("--out=DIR") { |dir| @dir = File.expand_path(dir) }
+      parser.on("--name=NAME") { |name| @name = name }
+      parser.on("--root=DIR") { |dir| @root = dir }
+      parser.on("--copy-gems") { @copy_gems = true }
+      CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
+      parser.on("-I DIRECTORY") { |dir| @includes << dir }
+      return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
+      raise CLI::UsageError, "oss-fuzz-build takes one harness, got #{@argv.join(" ")}" if @argv.size > 1
+
+      check(@argv.first)
     end
 
     def check(harness)

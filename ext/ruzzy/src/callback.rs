@@ -18,7 +18,7 @@ use crate::finding;
 use crate::rb;
 use crate::{coverage_hook, slow_inputs, target_state};
 use rb_sys::{ruby_special_consts, VALUE};
-use std::ffi::{c_char, c_int, c_long};
+use std::ffi::c_int;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -52,7 +52,7 @@ impl Verdict {
         match value {
             rb::QNIL | FIXNUM_ZERO => Some(Verdict::Keep),
             FIXNUM_MINUS_ONE => Some(Verdict::Reject),
-            _ if rb::is_integer(value) => Some(Verdict::Reject),
+            _ if rb::value::is_integer(value) => Some(Verdict::Reject),
             _ => None,
         }
     }
@@ -71,10 +71,7 @@ pub fn install_target(target: VALUE, ignoring: bool) {
     IGNORING.store(ignoring, Ordering::Relaxed);
     TARGET.store(target as usize, Ordering::Relaxed);
     ID_CALL.store(rb::intern(c"call") as usize, Ordering::Relaxed);
-    // SAFETY: TARGET is a static, so its address stays valid for the life of
-    // the process; AtomicUsize has the layout of VALUE. Globals registered
-    // this way are marked (and pinned) by every GC.
-    unsafe { rb_sys::rb_gc_register_address(TARGET.as_ptr() as *mut VALUE) };
+    rb::register_gc_root(&TARGET);
 }
 
 /// The callback handed to `LLVMFuzzerRunDriver`.
@@ -124,16 +121,16 @@ fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
     coverage_hook::begin_input();
     crate::number_feedback::reset();
     target_state::begin_input();
-    let result = rb::protect(|| {
-        // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
-        // for the duration of this call; rb_str_new copies them. We hold the
-        // GVL (the driver runs on the thread that called Ruzzy.fuzz).
-        rb::no_memory_injected_at("input");
-        let input = unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) };
+    // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
+    // for the duration of this call.
+    let bytes = unsafe { std::slice::from_raw_parts(data, size) };
+    // We hold the GVL: the driver runs on the thread that called Ruzzy.fuzz.
+    let result = rb::protect(|ruby| {
+        ruby.no_memory_injected_at("input");
+        let input = ruby.binary_string(bytes);
         let target = TARGET.load(Ordering::Relaxed) as VALUE;
         let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;
-        // SAFETY: `target` is a live, GC-registered object; one argument.
-        unsafe { rb_sys::rb_funcallv(target, id_call, 1, &input) }
+        ruby.call(target, id_call, &[input])
     });
     (result, target_state::end_input())
 }

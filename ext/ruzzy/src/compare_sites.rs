@@ -8,23 +8,21 @@
 //! site (path, iseq start, pc offset): the return address inside the stub
 //! is the site's PC. The memcmp/memmem hooks take the PC as an argument.
 //!
-//! Callers are located by the coverage's [`Locator`] (or, without
-//! coverage, one that counts all code): a comparison made by code that is
-//! not instrumented (ruzzy itself, RubyGems, excluded paths) has no site
-//! and is not reported. Each comparison site that runs also counts as
-//! coverage ([`crate::coverage_hook::reach_compare_site`]).
+//! Callers are located by the process's one [`locator`]: a comparison made
+//! by code that is not instrumented (ruzzy itself, RubyGems, excluded
+//! paths) has no site and is not reported. Locating has no side effect; a
+//! hook that reports a comparison also counts its site as coverage, with an
+//! explicit [`crate::coverage_hook::reach_compare_site`].
 //!
 //! Invariants: no allocation, no lock; runs with the GVL held (inside a
 //! Ruby method call), which also guards the two padding buffers.
 
-use crate::coverage_hook;
 use crate::engine;
 use crate::location;
-use crate::locator::{self, Locator};
-use crate::path_registry::PathRegistry;
+use crate::locator;
+use crate::rb::value::Frame;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::sync::OnceLock;
 
 /// Number of distinct comparison PCs.
 pub const SITES: usize = 4096;
@@ -63,79 +61,73 @@ extern "C" {
     fn ruzzy_call_via_stub(a: u64, b: u64, hook: *const c_void, stub: *const u8);
 }
 
-/// A comparison site: an index into the stub table.
+/// A comparison site: an index into the stub table, and the location of
+/// the Ruby code it stands for (None when it could not be located).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SiteId(usize);
+pub struct SiteId {
+    stub: usize,
+    location: Option<u64>,
+}
 
 impl SiteId {
     /// The site of comparisons whose caller cannot be located.
-    pub const UNKNOWN: SiteId = SiteId(0);
-}
+    pub const UNKNOWN: SiteId = SiteId {
+        stub: 0,
+        location: None,
+    };
 
-/// The locator used when coverage is off: all code counts.
-static ALL_CODE: OnceLock<Locator> = OnceLock::new();
+    /// The site of the Ruby code at `location`.
+    fn at(location: u64) -> SiteId {
+        SiteId {
+            stub: (location as usize) & (SITES - 1),
+            location: Some(location),
+        }
+    }
 
-/// Allocates the fallback locator (call before installing the hooks).
-pub fn init() {
-    ALL_CODE.get_or_init(|| Locator::new(PathRegistry::new(Vec::new(), Vec::new())));
+    /// The location of the Ruby code, if it was located.
+    pub fn location(self) -> Option<u64> {
+        self.location
+    }
 }
 
 /// The site of the Ruby code calling the running C method, or None when
-/// that code is not instrumented (its comparisons are not reported). Site
-/// 0 when the caller cannot be located: a C caller (a C method calling
-/// `==` through `rb_funcall`), an unknown interpreter layout.
-///
-/// # Safety
-/// Must be called from a C method invoked by the interpreter.
+/// that code is not instrumented (its comparisons are not reported).
+/// [`SiteId::UNKNOWN`] when the caller cannot be located: a C caller (a C
+/// method calling `==` through `rb_funcall`), an unknown interpreter layout.
 #[inline(always)]
-pub unsafe fn caller() -> Option<SiteId> {
-    // SAFETY (caller): inside a C method call.
-    unsafe { locate(Some(SiteId::UNKNOWN)) }
+pub fn caller(frame: &Frame) -> Option<SiteId> {
+    locate(frame, Some(SiteId::UNKNOWN))
 }
 
 /// Like [`caller`], but None when the caller is a C method (String#match
 /// calling Regexp#match: the outer call reports at its own site). Without
-/// frame locations at all (public-API mode), site 0.
-///
-/// # Safety
-/// Must be called from a C method invoked by the interpreter.
+/// frame locations at all (public-API mode), the unknown site.
 #[inline(always)]
-pub unsafe fn ruby_caller() -> Option<SiteId> {
+pub fn ruby_caller(frame: &Frame) -> Option<SiteId> {
     let c_caller = if location::precise() {
         None
     } else {
         Some(SiteId::UNKNOWN)
     };
-    // SAFETY (caller): inside a C method call.
-    unsafe { locate(c_caller) }
+    locate(frame, c_caller)
 }
 
 /// The site of the calling Ruby code; `unlocated` when there is none.
-///
-/// # Safety
-/// Must be called from a C method invoked by the interpreter.
 #[inline(always)]
-unsafe fn locate(unlocated: Option<SiteId>) -> Option<SiteId> {
-    // SAFETY (caller): inside a C method call.
-    let Some(site) = (unsafe { location::caller_site() }) else {
+fn locate(frame: &Frame, unlocated: Option<SiteId>) -> Option<SiteId> {
+    let Some(site) = location::caller_site(frame) else {
         return unlocated;
     };
-    let coverage = coverage_hook::get();
-    let Some(locator) = coverage.map(|c| &c.locator).or_else(|| ALL_CODE.get()) else {
+    let Some(locator) = locator::get() else {
         return Some(SiteId::UNKNOWN);
     };
-    // SAFETY: the path String is alive during this method call.
-    let Some(info) = (unsafe { locator.iseq(&site) }) else {
+    let Some(info) = locator.iseq(frame, &site) else {
         return Some(SiteId::UNKNOWN);
     };
     if !info.included {
         return None;
     }
-    let location = locator::location(&info, &site);
-    if let Some(coverage) = coverage {
-        coverage.reach_compare_site(location);
-    }
-    Some(SiteId((location as usize) & (SITES - 1)))
+    Some(SiteId::at(locator::location(&info, &site)))
 }
 
 /// The PC that stands for `site`.
@@ -143,11 +135,11 @@ fn pc(site: SiteId) -> *const c_void {
     #[cfg(target_arch = "x86_64")]
     {
         let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
-        stubs.wrapping_add(site.0 * STUB_BYTES + 7) as *const c_void
+        stubs.wrapping_add(site.stub * STUB_BYTES + 7) as *const c_void
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        (crate::sancov_8bit::PC_BASE / 2 + site.0 * STUB_BYTES) as *const c_void
+        (crate::sancov_8bit::PC_BASE / 2 + site.stub * STUB_BYTES) as *const c_void
     }
 }
 
@@ -156,10 +148,10 @@ fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: `hook` takes at most two u64 arguments and returns
-        // nothing; the stub is inside the table (site < SITES).
+        // nothing; the stub is inside the table (site.stub < SITES).
         unsafe {
             let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
-            ruzzy_call_via_stub(a, b, hook, stubs.add(site.0 * STUB_BYTES));
+            ruzzy_call_via_stub(a, b, hook, stubs.add(site.stub * STUB_BYTES));
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -259,7 +251,11 @@ mod tests {
 
     #[test]
     fn sites_have_distinct_pcs() {
-        assert_ne!(pc(SiteId(1)), pc(SiteId(2)));
-        assert_eq!(pc(SiteId(3)) as usize - pc(SiteId(2)) as usize, STUB_BYTES);
+        let site = |stub| SiteId {
+            stub,
+            location: None,
+        };
+        assert_ne!(pc(site(1)), pc(site(2)));
+        assert_eq!(pc(site(3)) as usize - pc(site(2)) as usize, STUB_BYTES);
     }
 }

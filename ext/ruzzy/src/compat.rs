@@ -7,6 +7,7 @@
 
 use crate::compare_sites::{self, SiteId};
 use crate::engine;
+use crate::rb::value::Frame;
 use magnus::{Fixnum, Value};
 
 /// Whether libFuzzer's driver can be found: always true once the extension
@@ -23,9 +24,11 @@ fn fixnum_bits(value: Value) -> Option<u64> {
 /// `Ruzzy.c_trace_cmp8(a, b)`: reports an Integer comparison; returns nil.
 pub fn trace_cmp8(a: Value, b: Value) {
     if let (Some(a), Some(b)) = (fixnum_bits(a), fixnum_bits(b)) {
-        // SAFETY: called as a C method by the interpreter. An explicit
-        // report counts even from code that is not instrumented.
-        let site = unsafe { compare_sites::caller() }.unwrap_or(SiteId::UNKNOWN);
+        // SAFETY: called as a function by the interpreter.
+        let frame = unsafe { Frame::enter() };
+        // An explicit report counts even from code that is not instrumented.
+        let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
+        crate::coverage_hook::reach_compare_site(site);
         compare_sites::cmp8(site, a, b);
     }
 }
@@ -33,9 +36,11 @@ pub fn trace_cmp8(a: Value, b: Value) {
 /// `Ruzzy.c_trace_div8(divisor)`: reports an Integer divisor; returns nil.
 pub fn trace_div8(divisor: Value) {
     if let Some(divisor) = fixnum_bits(divisor) {
-        // SAFETY: called as a C method by the interpreter. An explicit
-        // report counts even from code that is not instrumented.
-        let site = unsafe { compare_sites::caller() }.unwrap_or(SiteId::UNKNOWN);
+        // SAFETY: called as a function by the interpreter.
+        let frame = unsafe { Frame::enter() };
+        // An explicit report counts even from code that is not instrumented.
+        let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
+        crate::coverage_hook::reach_compare_site(site);
         compare_sites::div8(site, divisor);
     }
 }

@@ -12,11 +12,13 @@
 //! once registered; the hook allocates nothing and takes no lock (see
 //! `location`, `locator`, `sancov_8bit`).
 
+use crate::compare_sites::SiteId;
 use crate::engine;
 use crate::iseq_cache::IseqInfo;
 use crate::location::{self, Site};
 use crate::locator::{self, Locator};
 use crate::path_registry::{PathId, PathRegistry};
+use crate::rb::{self, value::Frame};
 use crate::sancov_8bit::{self, EdgeMap};
 use magnus::{Error, RArray, RHash, Ruby};
 use rb_sys::{rb_trace_arg_t, VALUE};
@@ -36,7 +38,7 @@ const THREAD_BEGIN: u32 = 0x0400;
 
 pub struct Coverage {
     pub map: EdgeMap,
-    pub locator: Locator,
+    pub locator: &'static Locator,
     /// Started without a size: the map is fitted to the code.
     fitted: bool,
     registered: AtomicBool,
@@ -56,21 +58,24 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.get().is_some() {
         return false;
     }
+    let Some(locator) = locator::init(PathRegistry::new(
+        into_bytes(includes),
+        into_bytes(excludes),
+    )) else {
+        return false;
+    };
     let coverage = Coverage {
         map: EdgeMap::new(map_size.unwrap_or(sancov_8bit::MAX_FITTED_SIZE)),
-        locator: Locator::new(PathRegistry::new(
-            into_bytes(includes),
-            into_bytes(excludes),
-        )),
+        locator,
         fitted: map_size.is_none(),
         registered: AtomicBool::new(false),
     };
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
-    crate::rb::add_raw_event_hook(on_line_event, LINE_EVENT);
-    crate::rb::add_raw_event_hook(on_branch_event, BRANCH_EVENT);
-    crate::rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
+    rb::add_raw_event_hook(on_line_event, LINE_EVENT);
+    rb::add_raw_event_hook(on_branch_event, BRANCH_EVENT);
+    rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
     true
 }
 
@@ -167,14 +172,14 @@ fn into_bytes(patterns: Vec<String>) -> Vec<Vec<u8>> {
 /// location.
 const COMPARE_SITE_SALT: u64 = 0x5bd1_e995_c0ff_ee00;
 
-impl Coverage {
-    /// Counts a comparison site as covered. Ruby's coverage has no branches
-    /// for `&&` and `||`, so `a == 1 && b == 2` is one branch; counting each
-    /// comparison site that runs makes passing the first comparison new
-    /// coverage, and the fuzzer keeps the input that did.
-    #[inline(always)]
-    pub fn reach_compare_site(&self, location: u64) {
-        self.map.touch(location ^ COMPARE_SITE_SALT);
+/// Counts a comparison site of instrumented code as covered. Ruby's
+/// coverage has no branches for `&&` and `||`, so `a == 1 && b == 2` is one
+/// branch; counting each comparison site that runs makes passing the first
+/// comparison new coverage, and the fuzzer keeps the input that did.
+#[inline(always)]
+pub fn reach_compare_site(site: SiteId) {
+    if let (Some(coverage), Some(location)) = (get(), site.location()) {
+        coverage.map.touch(location ^ COMPARE_SITE_SALT);
     }
 }
 
@@ -247,8 +252,9 @@ unsafe fn record(
     arg: *mut rb_trace_arg_t,
     count: impl Fn(&EdgeMap, &IseqInfo, &Site) -> (usize, bool),
 ) {
-    // SAFETY (caller): inside the hook that produced `site`.
-    let Some(iseq) = (unsafe { coverage.locator.iseq(site) }) else {
+    // SAFETY: by the caller's contract, inside an event hook, which runs no Ruby code.
+    let frame = unsafe { Frame::enter() };
+    let Some(iseq) = coverage.locator.iseq(&frame, site) else {
         return;
     };
     if !iseq.included {
@@ -263,9 +269,7 @@ unsafe fn record(
 
 #[cold]
 unsafe fn remember(coverage: &Coverage, index: usize, path: PathId, arg: *mut rb_trace_arg_t) {
-    // SAFETY (caller): live trace argument; rb_tracearg_lineno returns a Fixnum.
-    let line = unsafe { rb_sys::FIX2LONG(rb_sys::rb_tracearg_lineno(arg)) };
-    coverage
-        .map
-        .remember(index, path, line.clamp(1, i64::from(u32::MAX)) as u32);
+    // SAFETY: by the caller's contract, the live trace argument of this hook call.
+    let line = unsafe { rb::trace_line(arg) };
+    coverage.map.remember(index, path, line);
 }

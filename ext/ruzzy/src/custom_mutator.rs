@@ -19,14 +19,15 @@
 use crate::rb;
 use magnus::{Error, RString, Ruby, Value};
 use rb_sys::VALUE;
-use std::ffi::{c_char, c_int, c_long};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static MUTATOR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
-/// Set once the driver is about to start with a custom mutator registered
-/// (from then on LLVMFuzzerMutate is usable from the mutator).
-static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
+/// Set when the driver is about to start (the callables are registered
+/// then, nil or not) and never cleared: libFuzzer runs until the process
+/// ends. From then on LLVMFuzzerMutate is usable from a custom mutator.
+static DRIVER_STARTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" {
     fn LLVMFuzzerMutate(data: *mut u8, size: usize, max_size: usize) -> usize;
@@ -39,10 +40,9 @@ pub fn register(mutator: VALUE, crossover: VALUE) {
     unsafe { ruzzy_link_custom_mutator() };
     for (slot, value) in [(&MUTATOR, mutator), (&CROSSOVER, crossover)] {
         slot.store(value as usize, Ordering::Relaxed);
-        // SAFETY: a static slot with the layout of VALUE, registered once.
-        unsafe { rb_sys::rb_gc_register_address(slot.as_ptr() as *mut VALUE) };
+        rb::register_gc_root(slot);
     }
-    DRIVER_RUNNING.store(true, Ordering::Relaxed);
+    DRIVER_STARTED.store(true, Ordering::Relaxed);
 }
 
 fn is_set(slot: &AtomicUsize) -> bool {
@@ -67,28 +67,22 @@ pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
 fn call_into<const N: usize>(
     callable: &AtomicUsize,
     name: &str,
-    build: impl FnOnce() -> [VALUE; N],
+    build: impl FnOnce(&rb::Protected) -> [VALUE; N],
     out: *mut u8,
     max: usize,
 ) -> usize {
-    let result = rb::protect(|| {
-        rb::no_memory_injected_at("mutator");
-        let args = build();
-        // SAFETY: a live, GC-registered callable; `args` are live VALUEs on
-        // this stack frame (the GC scans it).
-        unsafe {
-            rb_sys::rb_funcallv(
-                callable.load(Ordering::Relaxed) as VALUE,
-                rb::intern(c"call"),
-                N as c_int,
-                args.as_ptr(),
-            )
-        }
+    let result = rb::protect(|ruby| {
+        ruby.no_memory_injected_at("mutator");
+        let args = build(ruby);
+        // A live, GC-registered callable; `args` are on this stack frame,
+        // which the GC scans.
+        let callable = callable.load(Ordering::Relaxed) as VALUE;
+        ruby.call(callable, rb::intern(c"call"), &args)
     });
     match result {
-        // SAFETY: `value` is alive until Ruby code runs again; the bytes are
-        // copied before that.
-        Ok(value) => match unsafe { crate::location::string_bytes(value) } {
+        // SAFETY: called by libFuzzer inside the per-input callback, on the
+        // thread holding the GVL; the bytes are copied before Ruby runs.
+        Ok(value) => match unsafe { rb::value::Frame::enter() }.string_bytes(value) {
             Some(bytes) => {
                 let len = bytes.len().min(max);
                 // SAFETY: libFuzzer's buffer has room for `max` bytes.
@@ -101,16 +95,10 @@ fn call_into<const N: usize>(
     }
 }
 
-/// A binary String of libFuzzer's bytes. Only inside `rb::protect`.
-fn binary(data: *const u8, size: usize) -> VALUE {
-    // SAFETY: libFuzzer's buffer holds `size` bytes; rb_str_new copies them.
-    unsafe { rb_sys::rb_str_new(data as *const c_char, size as c_long) }
-}
-
-/// An Integer (a Bignum for large values). Only inside `rb::protect`.
-fn integer(value: usize) -> VALUE {
-    // SAFETY: converts a C integer to a Ruby Integer; no Ruby code runs.
-    unsafe { rb_sys::rb_ull2inum(value as u64) }
+/// libFuzzer's `size` bytes at `data`.
+fn bytes<'a>(data: *const u8, size: usize) -> &'a [u8] {
+    // SAFETY: libFuzzer's buffer holds `size` bytes for the whole call.
+    unsafe { std::slice::from_raw_parts(data, size) }
 }
 
 #[no_mangle]
@@ -124,11 +112,11 @@ pub extern "C" fn ruzzy_custom_mutator(
         // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
         return unsafe { LLVMFuzzerMutate(data, size, max_size) };
     }
-    let args = || {
+    let args = |ruby: &rb::Protected| {
         [
-            binary(data, size),
-            integer(max_size),
-            integer(seed as usize),
+            ruby.binary_string(bytes(data, size)),
+            ruby.unsigned(max_size as u64),
+            ruby.unsigned(u64::from(seed)),
         ]
     };
     call_into(&MUTATOR, "mutator", args, data, max_size)
@@ -147,12 +135,12 @@ pub extern "C" fn ruzzy_custom_crossover(
     if !is_set(&CROSSOVER) {
         return 0;
     }
-    let args = || {
+    let args = |ruby: &rb::Protected| {
         [
-            binary(data1, size1),
-            binary(data2, size2),
-            integer(max_out_size),
-            integer(seed as usize),
+            ruby.binary_string(bytes(data1, size1)),
+            ruby.binary_string(bytes(data2, size2)),
+            ruby.unsigned(max_out_size as u64),
+            ruby.unsigned(u64::from(seed)),
         ]
     };
     call_into(&CROSSOVER, "crossover", args, out, max_out_size)
@@ -160,7 +148,7 @@ pub extern "C" fn ruzzy_custom_crossover(
 
 /// `Ruzzy._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
 pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<Value, Error> {
-    if !DRIVER_RUNNING.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
+    if !DRIVER_STARTED.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
         return Err(Error::new(
             ruby.exception_runtime_error(),
             "Ruzzy.mutate works only inside a custom mutator, while Ruzzy.fuzz runs",

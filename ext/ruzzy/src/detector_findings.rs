@@ -63,9 +63,7 @@ static REGISTER: Once = Once::new();
 fn register_globals() {
     REGISTER.call_once(|| {
         for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN, &CANARY] {
-            // SAFETY: statics live for the whole process; AtomicUsize has
-            // the layout of VALUE; we hold the GVL.
-            unsafe { rb_sys::rb_gc_register_address(global.as_ptr() as *mut VALUE) };
+            rb::register_gc_root(global);
         }
     });
 }
@@ -133,16 +131,15 @@ pub fn guide_missing_names(canary: magnus::RString) {
 
 /// Compares the name a NameError carries with the canary.
 fn guide_missing_name(error: VALUE) {
-    // SAFETY: testing the class and reading an attribute allocate nothing
-    // and never raise; the name is a Symbol (or nil) kept by the error.
-    let name = unsafe {
-        if rb_sys::rb_obj_is_kind_of(error, rb_sys::rb_eNameError) != rb_sys::Qtrue as VALUE {
-            return;
-        }
-        rb_sys::rb_attr_get(error, ID_NAME.load(Ordering::Relaxed) as rb_sys::ID)
-    };
-    let canary = crate::compare_hooks::string_bytes(CANARY.load(Ordering::Relaxed) as VALUE);
-    if let (Some(name), Some(canary)) = (crate::compare_hooks::symbol_name(name), canary) {
+    // The name is a Symbol (or nil) kept by the error.
+    if !rb::value::is_kind_of(error, rb::value::name_error_class()) {
+        return;
+    }
+    let name = rb::value::attribute(error, ID_NAME.load(Ordering::Relaxed) as rb_sys::ID);
+    // SAFETY: inside the raise event hook; no Ruby code runs below.
+    let frame = unsafe { rb::value::Frame::enter() };
+    let canary = frame.string_bytes(CANARY.load(Ordering::Relaxed) as VALUE);
+    if let (Some(name), Some(canary)) = (frame.symbol_name(name), canary) {
         crate::compare_sites::bytes(crate::compare_sites::SiteId::UNKNOWN, name, canary);
     }
 }
@@ -151,7 +148,7 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     let pattern = MATCHING.swap(0, Ordering::Relaxed);
     // SAFETY: a raise event's trace argument; reading the exception
     // allocates nothing and never raises.
-    let error = unsafe { rb_sys::rb_tracearg_raised_exception(trace) };
+    let error = unsafe { rb::trace_raised_exception(trace) };
     if GUIDING_NAMES.load(Ordering::Relaxed) {
         guide_missing_name(error);
     }
@@ -159,8 +156,7 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
         return;
     }
-    // SAFETY: testing a class allocates nothing and never raises.
-    if unsafe { rb_sys::rb_obj_is_kind_of(error, class) } != rb_sys::Qtrue as VALUE {
+    if !rb::value::is_kind_of(error, class) {
         return;
     }
     TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
@@ -199,15 +195,10 @@ pub fn take() -> Option<VALUE> {
     if timeout == rb::QNIL {
         return None;
     }
-    let finding = rb::protect(|| {
-        // SAFETY: with the GVL; both values are alive (they were held in
-        // registered globals until now and are on this stack); two
-        // arguments.
-        unsafe {
-            let redos = rb_sys::rb_path2class(c"Ruzzy::Detectors::ReDoS".as_ptr());
-            let args = [timeout, pattern];
-            rb_sys::rb_funcallv(redos, rb::intern(c"timed_out"), 2, args.as_ptr())
-        }
+    // Both values are alive: held in registered globals until now, and on
+    // this stack.
+    let finding = rb::protect(|ruby| {
+        ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
     });
     // Should building the finding fail, the timeout itself is reported.
     Some(finding.unwrap_or(timeout))

@@ -19,11 +19,10 @@
 //! anything but Strings is ignored; the eval hooks' only Ruby call is the
 //! final `super`.
 
-use crate::compare_hooks::{
-    arguments, call_super, define_method, string_bytes, VarArgs, Visibility,
-};
 use crate::compare_sites::{self, SiteId};
 use crate::rb;
+use crate::rb::method::{self, Function, Visibility};
+use crate::rb::value::{Frame, MethodCall};
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use magnus::{prelude::*, Error, RArray, RModule, Value};
 use rb_sys::VALUE;
@@ -37,17 +36,19 @@ static CODE_WORDS: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 /// Reports a search for each String of `needles` in `value`, and a
 /// comparison of `value` with it.
 pub fn guide_towards(value: Value, needles: RArray) {
-    if let Some(haystack) = string_bytes(value.as_raw()) {
-        towards(haystack, needles);
+    // SAFETY: called by the interpreter as a function; no Ruby code runs.
+    let frame = unsafe { Frame::enter() };
+    if let Some(haystack) = frame.string_bytes(value.as_raw()) {
+        towards(&frame, haystack, needles);
     }
 }
 
-fn towards(haystack: &[u8], needles: RArray) {
+fn towards(frame: &Frame, haystack: &[u8], needles: RArray) {
     for index in 0..needles.len() {
         let Ok(needle) = needles.entry::<Value>(index as isize) else {
             continue;
         };
-        if let Some(needle) = string_bytes(needle.as_raw()) {
+        if let Some(needle) = frame.string_bytes(needle.as_raw()) {
             compare_sites::substring(SiteId::UNKNOWN, haystack, needle);
             compare_sites::bytes(SiteId::UNKNOWN, haystack, needle);
         }
@@ -58,27 +59,25 @@ fn towards(haystack: &[u8], needles: RArray) {
 /// compared with (a frozen Array of Strings, kept for the process).
 pub fn guide_code(words: RArray) {
     if CODE_WORDS.swap(words.as_raw() as usize, Ordering::Relaxed) as VALUE == rb::QNIL {
-        // SAFETY: a static slot with the layout of VALUE, registered once
-        // (a second call only replaces the value).
-        unsafe { rb_sys::rb_gc_register_address(CODE_WORDS.as_ptr() as *mut VALUE) };
+        // Registered once: a second call only replaces the value.
+        rb::register_gc_root(&CODE_WORDS);
     }
 }
 
 /// The eval hooks: compares the code (a String first argument) with the
 /// canary forms, then calls the original.
 unsafe extern "C" fn eval_code(argc: c_int, argv: *const VALUE, _this: VALUE) -> VALUE {
-    // SAFETY: Ruby's arity -1 convention.
-    let args = unsafe { arguments(argc, argv) };
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let mut call = unsafe { MethodCall::variadic(argc, argv) };
     let words = CODE_WORDS.load(Ordering::Relaxed) as VALUE;
     if let (Some(code), Some(words)) = (
-        args.first().copied().and_then(string_bytes),
+        call.string_bytes(call.first()),
         // SAFETY: the registered Array set by guide_code, or nil.
         RArray::from_value(unsafe { Value::from_raw(words) }),
     ) {
-        towards(code, words);
+        towards(&call, code, words);
     }
-    // SAFETY: inside the hook method, with its own arguments.
-    unsafe { call_super(args) }
+    call.call_super()
 }
 
 /// Defines the eval hook modules under `Ruzzy::Detectors`.
@@ -97,7 +96,7 @@ pub fn define(ruzzy: RModule) -> Result<(), Error> {
     for (module, names, visibility) in hooks {
         let module = detectors.define_module(module)?;
         for name in names {
-            define_method(module, name, eval_code as VarArgs, -1, visibility);
+            method::define(module, name, Function::Var(eval_code), visibility)?;
         }
     }
     Ok(())
@@ -105,9 +104,11 @@ pub fn define(ruzzy: RModule) -> Result<(), Error> {
 
 /// Reports a comparison of the start of `value` with `expected`.
 pub fn guide_equal(value: Value, expected: Value) {
+    // SAFETY: called by the interpreter as a function; no Ruby code runs.
+    let frame = unsafe { Frame::enter() };
     let (Some(value), Some(expected)) = (
-        string_bytes(value.as_raw()),
-        string_bytes(expected.as_raw()),
+        frame.string_bytes(value.as_raw()),
+        frame.string_bytes(expected.as_raw()),
     ) else {
         return;
     };

@@ -1,8 +1,9 @@
-//! `Ruzzy._fuzz(target, args)`: hands control to libFuzzer, exactly once.
+//! `Ruzzy._fuzz`: hands control to libFuzzer, exactly once.
 //!
-//! The Ruby method in front (`Ruzzy.fuzz`) owns defaults, validation and
-//! documentation; this function re-checks what memory safety depends on
-//! (argument types, NUL bytes) and raises `Ruzzy::*Error` otherwise.
+//! The Ruby side in front (`Ruzzy.fuzz`, `Ruzzy::Session`) owns defaults,
+//! validation, messages and documentation, and hands over what it read from
+//! libFuzzer's flags (`Ruzzy::LibFuzzerArgs`). This function only converts
+//! the arguments to C strings, refusing what libFuzzer would misread.
 //!
 //! Invariants:
 //! - the driver starts at most once per process (libFuzzer cannot run twice);
@@ -10,9 +11,11 @@
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::callback`]).
 
-use crate::ruzzy_error::{tagged, tagged_as};
+use crate::ruzzy_error::tagged;
 use crate::{callback, coverage_hook, custom_mutator, engine, signals, target_state};
-use magnus::{rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, Value};
+use magnus::{
+    rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
+};
 use std::ffi::{c_char, c_int, CString};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,26 +27,23 @@ pub fn engine_description() -> String {
     engine::get().describe()
 }
 
-/// `Ruzzy._fuzz(target, args)`. Returns libFuzzer's status in the rare
-/// cases where the driver returns (for example `-help=1`).
+/// `Ruzzy._fuzz(target, argv, timeout, runs_children, ignoring, mutator,
+/// crossover)`: `argv` is libFuzzer's argument list, already validated and
+/// read by `Ruzzy::LibFuzzerArgs` (its `-timeout` in seconds, and whether
+/// libFuzzer will run child processes rather than the target). Returns
+/// libFuzzer's status in the rare cases where the driver returns (for
+/// example `-help=1`).
+#[allow(clippy::too_many_arguments)]
 pub fn fuzz(
     ruby: &Ruby,
     target: Value,
     args: RArray,
+    timeout: u64,
+    runs_children: bool,
     ignoring: bool,
     mutator: Value,
     crossover: Value,
 ) -> Result<i64, Error> {
-    if !target.respond_to("call", true)? {
-        return Err(tagged(
-            ruby,
-            "InvalidTargetError",
-            format!(
-                "the fuzz target must respond to #call, got {}",
-                target.inspect()
-            ),
-        ));
-    }
     let argv = c_strings(ruby, args)?;
     if STARTED.swap(true, Ordering::SeqCst) {
         return Err(tagged(
@@ -68,7 +68,6 @@ pub fn fuzz(
     }
     custom_mutator::register(mutator.as_raw(), crossover.as_raw());
     callback::install_target(target.as_raw(), ignoring);
-    let timeout = timeout_secs(&argv);
     target_state::configure(timeout);
     let _ = writeln!(std::io::stderr(), "{}", engine.describe());
     let _ = match timeout {
@@ -88,7 +87,7 @@ pub fn fuzz(
              Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
         );
     }
-    signals::prepare(runs_children(&argv));
+    signals::prepare(runs_children);
     coverage_hook::register();
 
     let mut argc = argv.len() as c_int;
@@ -102,68 +101,30 @@ pub fn fuzz(
     Ok(i64::from(status))
 }
 
-/// Whether libFuzzer will run child processes instead of the target.
-fn runs_children(argv: &[CString]) -> bool {
-    const PARENT_FLAGS: [&str; 6] = [
-        "-fork=",
-        "-jobs=",
-        "-workers=",
-        "-merge=",
-        "-minimize_crash=",
-        "-set_cover_merge=",
-    ];
-    argv.iter().filter_map(|arg| arg.to_str().ok()).any(|arg| {
-        PARENT_FLAGS
-            .iter()
-            .any(|flag| arg.strip_prefix(flag).is_some_and(|value| value != "0"))
-    })
-}
-
-/// libFuzzer's `-timeout` in seconds (its default is 1200; 0 disables).
-fn timeout_secs(argv: &[CString]) -> u64 {
-    argv.iter()
-        .filter_map(|arg| {
-            arg.to_str()
-                .ok()?
-                .strip_prefix("-timeout=")?
-                .parse::<u64>()
-                .ok()
-        })
-        .next_back()
-        .unwrap_or(1200)
-}
-
+/// The arguments as C strings. `Ruzzy::LibFuzzerArgs.validate` has
+/// checked them (with messages for users); this re-check only keeps a
+/// direct call from handing libFuzzer a truncated argument.
 fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
-    if args.is_empty() {
-        return Err(tagged_as(
-            ruby,
-            "InvalidArgumentsError",
-            "args must not be empty: its first element is the program name".to_owned(),
-            ruby.exception_runtime_error(),
-        ));
-    }
     let mut argv = Vec::with_capacity(args.len());
-    for (index, item) in args.into_iter().enumerate() {
-        let Some(string) = RString::from_value(item) else {
-            return Err(tagged_as(
-                ruby,
-                "InvalidArgumentsError",
-                format!("args[{index}] must be a String, got {}", item.inspect()),
-                ruby.exception_type_error(),
-            ));
-        };
+    for item in args {
+        let string = RString::try_convert(item)?;
         // SAFETY: the bytes are copied at once, before any Ruby code runs.
         let bytes = unsafe { string.as_slice() }.to_vec();
-        match CString::new(bytes) {
-            Ok(c_string) => argv.push(c_string),
-            Err(_) => {
-                return Err(tagged(
-                    ruby,
-                    "InvalidArgumentsError",
-                    format!("args[{index}] contains a NUL byte"),
-                ))
-            }
-        }
+        let c_string = CString::new(bytes).map_err(|_| {
+            tagged(
+                ruby,
+                "InvalidArgumentsError",
+                "libFuzzer's arguments contain a NUL byte".to_owned(),
+            )
+        })?;
+        argv.push(c_string);
+    }
+    if argv.is_empty() {
+        return Err(tagged(
+            ruby,
+            "InvalidArgumentsError",
+            "libFuzzer's arguments need the program name first".to_owned(),
+        ));
     }
     Ok(argv)
 }

@@ -10,70 +10,105 @@
 //! Invariants: the choice is made once, before the driver starts, and never
 //! changes; reading it afterwards is a plain load (no lock, no allocation).
 
+use crate::rb::dl;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 
 /// libFuzzer's per-input callback type (`LLVMFuzzerTestOneInput`).
 pub type TestOneInput = unsafe extern "C" fn(data: *const u8, size: usize) -> c_int;
 
-/// `LLVMFuzzerRunDriver`.
-pub type RunDriver =
-    unsafe extern "C" fn(argc: *mut c_int, argv: *mut *mut *mut c_char, cb: TestOneInput) -> c_int;
+/// Declares each libFuzzer entry point once: its C declaration (bound at
+/// link time to the bundled copy), the field of [`Engine`] that holds it,
+/// and its function type. [`Engine::from_symbols`] fills every field.
+macro_rules! entry_points {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ident = fn $symbol:ident($($arg:ident: $argty:ty),*) $(-> $ret:ty)?;
+    )*) => {
+        $(
+            $(#[$doc])*
+            pub type $ty = unsafe extern "C" fn($($argty),*) $(-> $ret)?;
+        )*
 
-/// `__sanitizer_cov_8bit_counters_init`.
-pub type CountersInit = unsafe extern "C" fn(start: *mut u8, end: *mut u8);
+        extern "C" {
+            // Resolved at link time to the bundled libFuzzer (libfuzzer-sys).
+            $(fn $symbol($($arg: $argty),*) $(-> $ret)?;)*
+        }
 
-/// `__sanitizer_cov_pcs_init`.
-pub type PcsInit = unsafe extern "C" fn(start: *const usize, end: *const usize);
+        /// The entry points of the chosen libFuzzer.
+        pub struct Engine {
+            pub origin: Origin,
+            /// Set when a coverage entry point comes from another library
+            /// than the driver: that coverage would be invisible to the
+            /// fuzzer.
+            pub mismatch: Option<String>,
+            $($(#[$doc])* pub $field: $ty,)*
+        }
 
-/// `__sanitizer_cov_trace_cmp8` (also the shape of `_div8`, second
-/// argument ignored).
-pub type TraceCmp8 = unsafe extern "C" fn(a: u64, b: u64);
+        impl Engine {
+            /// An engine whose entry points `find` chooses, given each
+            /// symbol's name and the bundled copy's address.
+            fn from_symbols(
+                origin: Origin,
+                mut find: impl FnMut(&CStr, *mut c_void) -> *mut c_void,
+            ) -> Engine {
+                Engine {
+                    origin,
+                    mismatch: None,
+                    $($field: {
+                        const NAME: &CStr = symbol_name(concat!(stringify!($symbol), "\0"));
+                        let address = find(NAME, $symbol as *mut c_void);
+                        // SAFETY: `find` returns either the bundled symbol
+                        // itself or a symbol of the same name in a loaded
+                        // libFuzzer, which has the same signature
+                        // (FuzzerInterface.h, sanitizer/common_interface_defs.h,
+                        // sanitizer/coverage_interface.h).
+                        unsafe { std::mem::transmute::<*mut c_void, $ty>(address) }
+                    },)*
+                }
+            }
+        }
+    };
+}
 
-/// `__sanitizer_weak_hook_memcmp`.
-pub type WeakHookMemcmp = unsafe extern "C" fn(
-    caller_pc: *const c_void,
-    s1: *const c_void,
-    s2: *const c_void,
-    n: usize,
-    result: c_int,
-);
+const fn symbol_name(bytes_with_nul: &'static str) -> &'static CStr {
+    match CStr::from_bytes_with_nul(bytes_with_nul.as_bytes()) {
+        Ok(name) => name,
+        Err(_) => panic!("a symbol name has no NUL terminator"),
+    }
+}
 
-/// `__sanitizer_weak_hook_memmem`.
-pub type WeakHookMemmem = unsafe extern "C" fn(
-    caller_pc: *const c_void,
-    s1: *const c_void,
-    len1: usize,
-    s2: *const c_void,
-    len2: usize,
-    result: *mut c_void,
-);
-
-extern "C" {
-    // Resolved at link time to the bundled libFuzzer (libfuzzer-sys).
-    fn LLVMFuzzerRunDriver(
+entry_points! {
+    /// `LLVMFuzzerRunDriver`.
+    run_driver: RunDriver = fn LLVMFuzzerRunDriver(
         argc: *mut c_int,
         argv: *mut *mut *mut c_char,
-        cb: TestOneInput,
+        cb: TestOneInput
     ) -> c_int;
-    fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8);
-    fn __sanitizer_cov_pcs_init(start: *const usize, end: *const usize);
-    fn __sanitizer_cov_trace_cmp8(a: u64, b: u64);
-    fn __sanitizer_cov_trace_div8(value: u64);
-    fn __sanitizer_weak_hook_memcmp(
+    /// `__sanitizer_cov_8bit_counters_init`.
+    counters_init: CountersInit = fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8);
+    /// `__sanitizer_cov_pcs_init`.
+    pcs_init: PcsInit = fn __sanitizer_cov_pcs_init(start: *const usize, end: *const usize);
+    /// `__sanitizer_cov_trace_cmp8`.
+    trace_cmp8: TraceCmp8 = fn __sanitizer_cov_trace_cmp8(a: u64, b: u64);
+    /// `__sanitizer_cov_trace_div8`.
+    trace_div8: TraceDiv8 = fn __sanitizer_cov_trace_div8(divisor: u64);
+    /// `__sanitizer_weak_hook_memcmp`.
+    weak_hook_memcmp: WeakHookMemcmp = fn __sanitizer_weak_hook_memcmp(
         caller_pc: *const c_void,
         s1: *const c_void,
         s2: *const c_void,
         n: usize,
-        result: c_int,
+        result: c_int
     );
-    fn __sanitizer_weak_hook_memmem(
+    /// `__sanitizer_weak_hook_memmem`.
+    weak_hook_memmem: WeakHookMemmem = fn __sanitizer_weak_hook_memmem(
         caller_pc: *const c_void,
         s1: *const c_void,
         len1: usize,
         s2: *const c_void,
         len2: usize,
-        result: *mut c_void,
+        result: *mut c_void
     );
 }
 
@@ -84,22 +119,6 @@ pub enum Origin {
     Bundled { library: String },
     /// A libFuzzer already present in the process, usually LD_PRELOADed.
     Preloaded { library: String },
-}
-
-/// The entry points of the chosen libFuzzer.
-pub struct Engine {
-    pub origin: Origin,
-    pub run_driver: RunDriver,
-    pub counters_init: CountersInit,
-    pub pcs_init: PcsInit,
-    pub trace_cmp8: TraceCmp8,
-    /// `__sanitizer_cov_trace_div8`, called with the divisor first.
-    pub trace_div8: TraceCmp8,
-    pub weak_hook_memcmp: WeakHookMemcmp,
-    pub weak_hook_memmem: WeakHookMemmem,
-    /// Set when a coverage entry point comes from another library than the
-    /// driver: that coverage would be invisible to the fuzzer.
-    pub mismatch: Option<String>,
 }
 
 impl Engine {
@@ -138,112 +157,28 @@ pub fn get() -> &'static Engine {
 }
 
 fn select() -> Engine {
-    match lookup(c"LLVMFuzzerRunDriver") {
-        Some(driver) => preloaded(driver),
-        None => Engine {
-            origin: Origin::Bundled {
-                library: library_of(LLVMFuzzerRunDriver as *mut c_void),
-            },
-            run_driver: LLVMFuzzerRunDriver,
-            counters_init: __sanitizer_cov_8bit_counters_init,
-            pcs_init: __sanitizer_cov_pcs_init,
-            trace_cmp8: __sanitizer_cov_trace_cmp8,
-            // SAFETY: on the SysV ABI a function of one u64 can be called
-            // with a second, ignored argument.
-            trace_div8: unsafe {
-                std::mem::transmute::<unsafe extern "C" fn(u64), TraceCmp8>(
-                    __sanitizer_cov_trace_div8,
-                )
-            },
-            weak_hook_memcmp: __sanitizer_weak_hook_memcmp,
-            weak_hook_memmem: __sanitizer_weak_hook_memmem,
-            mismatch: None,
-        },
-    }
-}
-
-fn preloaded(driver: *mut c_void) -> Engine {
-    let library = library_of(driver);
+    let Some(driver) = dl::lookup(c"LLVMFuzzerRunDriver") else {
+        let library = dl::library_of(LLVMFuzzerRunDriver as *const c_void);
+        return Engine::from_symbols(Origin::Bundled { library }, |_, bundled| bundled);
+    };
+    let library = dl::library_of(driver);
     let mut mismatch = None;
-    let mut entry = |name: &CStr, bundled: *mut c_void| match lookup(name) {
-        Some(symbol) if library_of(symbol) == library => symbol,
-        found => {
-            let from = found.map_or_else(|| "nowhere".to_owned(), library_of);
-            mismatch.get_or_insert(format!(
-                "{} comes from {from}, not from the libFuzzer in {library}",
-                name.to_string_lossy()
-            ));
-            found.unwrap_or(bundled)
-        }
-    };
-    let counters = entry(
-        c"__sanitizer_cov_8bit_counters_init",
-        __sanitizer_cov_8bit_counters_init as *mut c_void,
+    let mut engine = Engine::from_symbols(
+        Origin::Preloaded {
+            library: library.clone(),
+        },
+        |name, bundled| match dl::lookup(name) {
+            Some(symbol) if dl::library_of(symbol) == library => symbol,
+            found => {
+                let from = found.map_or_else(|| "nowhere".to_owned(), |s| dl::library_of(s));
+                mismatch.get_or_insert(format!(
+                    "{} comes from {from}, not from the libFuzzer in {library}",
+                    name.to_string_lossy()
+                ));
+                found.unwrap_or(bundled)
+            }
+        },
     );
-    let pcs = entry(
-        c"__sanitizer_cov_pcs_init",
-        __sanitizer_cov_pcs_init as *mut c_void,
-    );
-    let cmp8 = entry(
-        c"__sanitizer_cov_trace_cmp8",
-        __sanitizer_cov_trace_cmp8 as *mut c_void,
-    );
-    let div8 = entry(
-        c"__sanitizer_cov_trace_div8",
-        __sanitizer_cov_trace_div8 as *mut c_void,
-    );
-    let memcmp = entry(
-        c"__sanitizer_weak_hook_memcmp",
-        __sanitizer_weak_hook_memcmp as *mut c_void,
-    );
-    let memmem = entry(
-        c"__sanitizer_weak_hook_memmem",
-        __sanitizer_weak_hook_memmem as *mut c_void,
-    );
-    // SAFETY: symbols with these names in a loaded libFuzzer (or the bundled
-    // fallbacks) have exactly these signatures (FuzzerInterface.h,
-    // sanitizer/common_interface_defs.h, sanitizer/coverage_interface.h);
-    // trace_div8 takes one u64, and a second argument is ignored (SysV ABI).
-    unsafe {
-        Engine {
-            origin: Origin::Preloaded { library },
-            run_driver: std::mem::transmute::<*mut c_void, RunDriver>(driver),
-            counters_init: std::mem::transmute::<*mut c_void, CountersInit>(counters),
-            pcs_init: std::mem::transmute::<*mut c_void, PcsInit>(pcs),
-            trace_cmp8: std::mem::transmute::<*mut c_void, TraceCmp8>(cmp8),
-            trace_div8: std::mem::transmute::<*mut c_void, TraceCmp8>(div8),
-            weak_hook_memcmp: std::mem::transmute::<*mut c_void, WeakHookMemcmp>(memcmp),
-            weak_hook_memmem: std::mem::transmute::<*mut c_void, WeakHookMemmem>(memmem),
-            mismatch,
-        }
-    }
-}
-
-/// Looks a symbol up in the process's global scope.
-pub fn lookup(name: &CStr) -> Option<*mut c_void> {
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name has no
-    // preconditions; a null result means "not found".
-    let symbol = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    (!symbol.is_null()).then_some(symbol)
-}
-
-/// The path of the shared object that defines `address`.
-pub fn library_of(address: *mut c_void) -> String {
-    let mut info = libc::Dl_info {
-        dli_fname: std::ptr::null(),
-        dli_fbase: std::ptr::null_mut(),
-        dli_sname: std::ptr::null(),
-        dli_saddr: std::ptr::null_mut(),
-    };
-    // SAFETY: dladdr only reads `address` and fills `info`; the file name it
-    // returns points into the loader's own tables and is copied at once.
-    let found = unsafe { libc::dladdr(address, &mut info) } != 0;
-    if found && !info.dli_fname.is_null() {
-        // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
-        unsafe { CStr::from_ptr(info.dli_fname) }
-            .to_string_lossy()
-            .into_owned()
-    } else {
-        "(unknown library)".to_owned()
-    }
+    engine.mismatch = mismatch;
+    engine
 }

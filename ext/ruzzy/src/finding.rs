@@ -13,23 +13,35 @@
 use crate::rb;
 use rb_sys::VALUE;
 use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Exit status for harness contract violations (see `Ruzzy::EXIT_USAGE`).
-pub const EXIT_USAGE: i32 = 2;
+/// The Ruby class that formats reports (`lib/ruzzy/finding.rb`).
+const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+
+/// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
+/// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
+static EXIT_USAGE: AtomicI32 = AtomicI32::new(2);
+
+/// Takes the exit statuses from `Ruzzy` (called once, at `require`).
+pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
+    use magnus::Module;
+    EXIT_USAGE.store(ruzzy.const_get("EXIT_USAGE")?, Ordering::Relaxed);
+    Ok(())
+}
+
+fn exit_usage() -> ! {
+    // SAFETY: _exit skips atexit handlers, in particular libFuzzer's, which
+    // would otherwise report "fuzz target exited" as a crash.
+    unsafe { libc::_exit(EXIT_USAGE.load(Ordering::Relaxed)) }
+}
 
 /// The target raised `error` (or left through another non-local exit) on
 /// `input`.
 pub fn exception(error: VALUE, input: &[u8]) -> ! {
     crate::target_state::mark_reported();
-    let described = rb::protect(|| {
-        // SAFETY: we hold the GVL; rb_str_new copies the bytes; the class
-        // lookup raises (caught) if it is missing; two arguments.
-        unsafe {
-            let input = rb_sys::rb_str_new(input.as_ptr().cast(), input.len() as _);
-            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
-            let args = [error, input];
-            rb_sys::rb_funcallv(finding, rb::intern(c"report_exception"), 2, args.as_ptr())
-        }
+    let described = rb::protect(|ruby| {
+        let input = ruby.binary_string(input);
+        ruby.call_class_method(FINDING, "report_exception", &[error, input])
     });
     if described.is_err() {
         fallback("report_exception");
@@ -40,23 +52,15 @@ pub fn exception(error: VALUE, input: &[u8]) -> ! {
 /// Whether `error` is an expected exception (`ignore:`). Any failure to
 /// decide counts as "not ignored": the finding is reported.
 pub fn ignored(error: VALUE) -> bool {
-    let answer = rb::protect(|| {
-        // SAFETY: as above, one argument.
-        unsafe {
-            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
-            rb_sys::rb_funcallv(finding, rb::intern(c"ignored?"), 1, &error)
-        }
-    });
-    matches!(answer, Ok(value) if value == rb_sys::Qtrue as VALUE)
+    let answer = rb::protect(|ruby| ruby.call_class_method(FINDING, "ignored?", &[error]));
+    matches!(answer, Ok(value) if value == rb::value::QTRUE)
 }
 
 /// The target returned something other than `nil`, `0` or `-1`. This is a
 /// bug in the harness, not in the code under test: no artifact is written.
 pub fn bad_return(value: VALUE) -> ! {
     report("report_bad_return", value);
-    // SAFETY: _exit skips atexit handlers, in particular libFuzzer's, which
-    // would otherwise report "fuzz target exited" as a crash.
-    unsafe { libc::_exit(EXIT_USAGE) }
+    exit_usage()
 }
 
 /// A custom mutator or crossover (`name`) `what`ed `value` (raised it, or
@@ -64,29 +68,14 @@ pub fn bad_return(value: VALUE) -> ! {
 /// return value of the target.
 pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
     crate::target_state::mark_reported();
-    let reported = rb::protect(|| {
-        // SAFETY: we hold the GVL; Strings are created from Rust strings;
-        // three arguments.
-        unsafe {
-            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
-            let args = [
-                rb_sys::rb_utf8_str_new(name.as_ptr().cast(), name.len() as _),
-                rb_sys::rb_utf8_str_new(what.as_ptr().cast(), what.len() as _),
-                value,
-            ];
-            rb_sys::rb_funcallv(
-                finding,
-                rb::intern(c"report_harness_error"),
-                3,
-                args.as_ptr(),
-            )
-        }
+    let reported = rb::protect(|ruby| {
+        let args = [ruby.utf8_string(name), ruby.utf8_string(what), value];
+        ruby.call_class_method(FINDING, "report_harness_error", &args)
     });
     if reported.is_err() {
         fallback("report_harness_error");
     }
-    // SAFETY: see bad_return.
-    unsafe { libc::_exit(EXIT_USAGE) }
+    exit_usage()
 }
 
 /// A Rust panic inside ruzzy itself. The input is still saved.
@@ -100,15 +89,7 @@ pub fn internal_panic() -> ! {
 }
 
 fn report(method: &str, value: VALUE) {
-    let formatted = rb::protect(|| {
-        // SAFETY: we hold the GVL; rb_path2class raises (caught by protect)
-        // if the class is missing; the method takes one argument.
-        unsafe {
-            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
-            let id = rb_sys::rb_intern2(method.as_ptr().cast(), method.len() as _);
-            rb_sys::rb_funcallv(finding, id, 1, &value)
-        }
-    });
+    let formatted = rb::protect(|ruby| ruby.call_class_method(FINDING, method, &[value]));
     if formatted.is_err() {
         fallback(method);
     }

@@ -6,7 +6,7 @@
 //! frame the way comparison hooks do. Both return nil when no layout is
 //! compiled in. Never called while fuzzing.
 
-use crate::interpreter_layout;
+use crate::rb::interpreter_layout;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use magnus::{prelude::*, Error, RClass, RHash, Ruby, Value};
 

@@ -1,39 +1,28 @@
 //! Native core of ruzzy, loaded by `lib/ruzzy.rb` as `ruzzy/ruzzy_ext`.
 //!
-//! This file only wires modules to Ruby. Each module owns one job:
-//! - [`engine`]: which libFuzzer runs (a preloaded one or the bundled copy);
-//! - [`driver`]: `Ruzzy._fuzz`, hands control to libFuzzer exactly once;
-//! - [`callback`]: the per-input callback libFuzzer calls;
-//! - [`finding`]: reporting a finding before libFuzzer writes the artifact;
-//! - [`signals`]: giving libFuzzer the signals Ruby took at start-up;
-//! - [`coverage_hook`]: Ruby coverage events to edge counters, using
-//!   [`location`] (process-stable ids, over [`interpreter_layout`], checked
-//!   by [`layout_probe`]), [`locator`] (a frame's location and whether its
-//!   code is instrumented, over [`iseq_cache`], the per-iseq memo, and
-//!   [`path_registry`], include/exclude and path names) and [`sancov_8bit`]
-//!   (the counters and PC table, fitted to the code when fuzzing starts);
-//! - [`symbolize`]: describing PCs and the Ruby stack for libFuzzer;
-//! - [`target_state`]: whether the target runs, for signal handlers;
-//! - [`slow_inputs`]: inputs far slower than the median, reported and kept;
-//! - [`ruby_backtrace`]: the target's Ruby backtrace from a signal handler
-//!   (at Ruby's next safe point, or read from the frames);
-//! - [`compare_hooks`]: Ruby methods reporting comparisons, through
-//!   [`compare_sites`] (one PC per instrumented Ruby call site, located by
-//!   the coverage's [`locator`]); [`regex_hooks`] for pattern matches
-//!   (over [`regex_model`], what a Regexp would have matched) and
-//!   [`number_hooks`] for Floats and text-to-number conversions (over
-//!   [`number_feedback`]);
-//! - [`detector_findings`]: findings of the bug detectors, held until the
-//!   input ends, and ReDoS timing; [`detector_guidance`]: feedback towards
-//!   their canaries;
-//! - [`custom_mutator`]: mutators and crossover written in Ruby;
-//! - [`fuzzed_data_provider`]: typed values from an input, over
-//!   [`data_provider`] (Ruzzy 0.8's and LLVM's byte-splitting rules);
-//! - [`ruzzy_error`]: exceptions raised by native code, built by their
-//!   Ruby tags;
-//! - [`compat`]: Ruzzy 0.8's native module functions;
-//! - [`sanitizer_stack`]: clearing AddressSanitizer stack poisoning when
-//!   Ruby raises.
+//! This file only wires modules to Ruby; `docs/architecture.md` has the
+//! module map (file, size, job) and the invariants that hold across them.
+//! Each module owns one job:
+//! - [`driver`]: `Ruzzy._fuzz`, hands control to libFuzzer exactly once,
+//!   through [`engine`] (a preloaded libFuzzer or the bundled copy);
+//! - [`callback`]: the per-input callback; [`finding`] and [`slow_inputs`]
+//!   report what went wrong; [`signals`], [`target_state`],
+//!   [`ruby_backtrace`] and [`symbolize`] keep libFuzzer's crash and timeout
+//!   handling working inside Ruby;
+//! - [`coverage_hook`]: coverage events to the edge counters of
+//!   [`sancov_8bit`], located by the one [`locator`] (over [`location`],
+//!   [`iseq_cache`] and [`path_registry`]; [`layout_probe`] lets tests check
+//!   what it reads);
+//! - [`compare_hooks`]: one table of hooked methods, one module per receiver
+//!   type, reporting through [`compare_sites`] (one PC per Ruby call site),
+//!   [`number_feedback`] and [`regex_model`];
+//! - [`detector_findings`] and [`detector_guidance`]: the bug detectors'
+//!   findings and their feedback towards the canaries;
+//! - [`custom_mutator`], [`fuzzed_data_provider`] (over [`data_provider`]):
+//!   structured inputs;
+//! - [`ruzzy_error`], [`compat`], [`sanitizer_stack`]: exceptions by their
+//!   Ruby tags, Ruzzy 0.8's functions, AddressSanitizer's stack;
+//! - [`rb`]: the only module that calls the raw Ruby C API and libdl.
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
@@ -54,16 +43,13 @@ mod driver;
 mod engine;
 mod finding;
 mod fuzzed_data_provider;
-mod interpreter_layout;
 mod iseq_cache;
 mod layout_probe;
 mod location;
 mod locator;
 mod number_feedback;
-mod number_hooks;
 mod path_registry;
 mod rb;
-mod regex_hooks;
 mod regex_model;
 mod ruby_backtrace;
 mod ruzzy_error;
@@ -96,7 +82,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     unsafe { ruzzy_link_sanitizer_callbacks() };
     location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
-    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
+    finding::configure(ruzzy)?;
+    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 7))?;
     ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
@@ -108,8 +95,11 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
             false,
         )?,
     )?;
-    compare_hooks::define(ruzzy)?;
-    ruzzy.define_module_function("_regexp_words", function!(regex_hooks::regexp_words, 1))?;
+    compare_hooks::define(ruby, ruzzy)?;
+    ruzzy.define_module_function(
+        "_regexp_words",
+        function!(compare_hooks::regexp::regexp_words, 1),
+    )?;
     define_detector_functions(ruzzy)?;
     ruzzy.define_module_function(
         "c_libfuzzer_is_loaded",
@@ -133,6 +123,10 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
         function!(coverage_hook::instrumented_path, 1),
     )?;
     ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
+    ruzzy.define_module_function(
+        "_rules_include?",
+        function!(path_registry::rules_include, 3),
+    )?;
     ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;
     ruzzy.define_module_function(
         "_clear_counters",

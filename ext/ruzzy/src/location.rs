@@ -22,15 +22,16 @@
 //! Invariants: no allocation, no lock; the returned path is the
 //! interpreter's own string and is only read before the hook returns.
 
-use crate::interpreter_layout::{self, Frame};
-use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
+use crate::rb::interpreter_layout::{self, FrameInfo};
+use crate::rb::{self, value::Frame};
+use rb_sys::{rb_trace_arg_t, VALUE};
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One coverage event's location.
 pub struct Site {
-    /// The source path String (owned by the interpreter; read it with
-    /// [`string_bytes`] before the hook returns).
+    /// The source path String (owned by the interpreter; read it through
+    /// the hook's [`Frame`]).
     pub path: VALUE,
     /// Where the instruction sequence starts (line and column), or the
     /// line and event kind in public-API mode.
@@ -89,10 +90,12 @@ pub fn precise() -> bool {
 /// and the call must happen inside that hook (GVL held).
 #[inline(always)]
 pub unsafe fn with_site(arg: *mut rb_trace_arg_t, f: impl Fn(Site)) {
-    // SAFETY (caller): as documented.
     let site = match MODE.load(Ordering::Relaxed) {
+        // SAFETY: by the caller's contract, `arg` is this hook's argument.
         MODE_INTERNAL => unsafe { internal_site(arg) }.map(&f),
+        // SAFETY: as above.
         MODE_PUBLIC => unsafe { public_site(arg) }.map(&f),
+        // SAFETY: as above.
         _ => unsafe { first_site(arg) }.map(&f),
     };
     let _ = site;
@@ -103,7 +106,7 @@ pub unsafe fn with_site(arg: *mut rb_trace_arg_t, f: impl Fn(Site)) {
 /// # Safety
 /// As for [`with_site`].
 unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
-    // SAFETY (caller): as documented.
+    // SAFETY: by the caller's contract, as documented.
     unsafe {
         match MODE.load(Ordering::Relaxed) {
             MODE_INTERNAL => internal_site(arg),
@@ -113,9 +116,12 @@ unsafe fn site(arg: *mut rb_trace_arg_t) -> Option<Site> {
     }
 }
 
+/// # Safety
+/// As for [`with_site`].
 #[cold]
 unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
-    let mode = if interpreter_layout::agrees_with_public_api(arg) {
+    // SAFETY: by the caller's contract, a live trace argument inside its hook.
+    let mode = if unsafe { interpreter_layout::agrees_with_public_api(arg) } {
         MODE_INTERNAL
     } else {
         let _ = writeln!(
@@ -126,35 +132,34 @@ unsafe fn first_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
         MODE_PUBLIC
     };
     MODE.store(mode, Ordering::Relaxed);
-    site(arg)
+    // SAFETY: by the caller's contract, as above.
+    unsafe { site(arg) }
 }
 
 /// The location of the Ruby code that called the C method now running
 /// (for comparison hooks). None when it cannot be had precisely: Ruby
 /// versions without the known layout, or a caller that is not Ruby code
 /// (a C method calling `==` through `rb_funcall`).
-///
-/// # Safety
-/// Must be called from a C method invoked by the interpreter (GVL held).
 #[inline(always)]
-pub unsafe fn caller_site() -> Option<Site> {
+pub fn caller_site(_frame: &Frame) -> Option<Site> {
     if MODE.load(Ordering::Relaxed) == MODE_PUBLIC {
         return None;
     }
-    // SAFETY (caller): inside a C method call.
+    // SAFETY: a frame exists only inside a native call made by the
+    // interpreter, with the GVL held.
     unsafe { interpreter_layout::caller_frame() }.map(Site::from)
 }
 
 /// Program-counter location of a coverage event.
 #[inline(always)]
 unsafe fn internal_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
-    // SAFETY (caller): `arg` is a live trace argument inside its hook.
+    // SAFETY: by the caller's contract, `arg` is a live trace argument inside its hook.
     unsafe { interpreter_layout::event_frame(arg) }.map(Site::from)
 }
 
-impl From<Frame> for Site {
+impl From<FrameInfo> for Site {
     #[inline(always)]
-    fn from(frame: Frame) -> Site {
+    fn from(frame: FrameInfo) -> Site {
         Site {
             path: frame.path,
             start: (u64::from(frame.beg_line as u32) << 32) | u64::from(frame.beg_column as u32),
@@ -166,10 +171,12 @@ impl From<Frame> for Site {
 
 /// Public API only: (path, line, event kind).
 unsafe fn public_site(arg: *mut rb_trace_arg_t) -> Option<Site> {
-    // SAFETY (caller): `arg` is a live trace argument inside its hook.
-    let path = unsafe { rb_sys::rb_tracearg_path(arg) };
-    let line = unsafe { rb_sys::rb_tracearg_lineno(arg) } as u64;
-    let event = unsafe { rb_sys::rb_tracearg_event_flag(arg) } as u64;
+    // SAFETY: by the caller's contract, `arg` is a live trace argument inside its hook.
+    let path = unsafe { rb::trace_path(arg) };
+    // SAFETY: by the caller's contract, as above.
+    let line = u64::from(unsafe { rb::trace_line(arg) });
+    // SAFETY: by the caller's contract, as above.
+    let event = u64::from(unsafe { rb::trace_event(arg) });
     Some(Site {
         path,
         start: (line << 32) ^ event,
@@ -193,22 +200,4 @@ pub fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     x ^ (x >> 33)
-}
-
-/// The bytes of a String VALUE, or None for anything else.
-///
-/// # Safety
-/// `value` must be a live object; the bytes are valid until Ruby code runs.
-pub unsafe fn string_bytes(value: VALUE) -> Option<&'static [u8]> {
-    // SAFETY (caller): live object; type checked before reading as String.
-    unsafe {
-        if rb_sys::SPECIAL_CONST_P(value)
-            || !rb_sys::RB_TYPE_P(value, ruby_value_type::RUBY_T_STRING)
-        {
-            return None;
-        }
-        let len = rb_sys::RSTRING_LEN(value) as usize;
-        let ptr = rb_sys::RSTRING_PTR(value) as *const u8;
-        Some(std::slice::from_raw_parts(ptr, len))
-    }
 }

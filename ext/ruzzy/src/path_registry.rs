@@ -119,10 +119,7 @@ impl PathRegistry {
 
     /// Whether `path` is instrumented under the include/exclude rules.
     pub fn decide(&self, path: &[u8]) -> bool {
-        if self.excludes.iter().any(|p| matches(p, path)) {
-            return false;
-        }
-        self.includes.is_empty() || self.includes.iter().any(|p| matches(p, path))
+        decide(&self.includes, &self.excludes, path)
     }
 
     /// The name of a registered path (empty if it was not remembered).
@@ -140,6 +137,20 @@ impl PathRegistry {
         // has the layout of u8.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const u8, len) }
     }
+}
+
+/// Whether the rules (see the module header) let `path` be instrumented.
+pub fn decide<P: AsRef<[u8]>>(includes: &[P], excludes: &[P], path: &[u8]) -> bool {
+    if excludes.iter().any(|p| matches(p.as_ref(), path)) {
+        return false;
+    }
+    includes.is_empty() || includes.iter().any(|p| matches(p.as_ref(), path))
+}
+
+/// `Ruzzy._rules_include?(includes, excludes, path)`: the same decision for
+/// Ruby code that applies the rules without coverage running (`ruzzy cov`).
+pub fn rules_include(includes: Vec<String>, excludes: Vec<String>, path: String) -> bool {
+    decide(&includes, &excludes, path.as_bytes())
 }
 
 fn matches(pattern: &[u8], path: &[u8]) -> bool {

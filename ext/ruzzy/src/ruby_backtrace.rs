@@ -8,7 +8,7 @@
 //!   check; the job prints Ruby's own backtrace, then finishes the report.
 //!   Exact, but it needs the target to come back to Ruby.
 //! - [`print_raw`]: walks the interpreter's frames through
-//!   [`crate::interpreter_layout`], reading memory only, and writes with
+//!   [`crate::rb::interpreter_layout`], reading memory only, and writes with
 //!   `write(2)`: async-signal-safe, for a target stuck in C code (a
 //!   catastrophic regular expression on Ruby 3.1, a C extension) and for
 //!   deadly signals. Nothing on a Ruby without a known layout.
@@ -16,7 +16,8 @@
 //! Invariant: nothing here allocates, takes a lock or calls Ruby, except
 //! the postponed job, which runs where Ruby allows anything.
 
-use crate::{interpreter_layout, location, rb};
+use crate::rb::value::Frame;
+use crate::rb::{self, interpreter_layout};
 use std::ffi::c_void;
 use std::io::{Cursor, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,12 +45,15 @@ pub fn print_raw(headline: &str) -> bool {
     let mut printed = false;
     // SAFETY: called on the thread that runs the target (callers check),
     // whose frames are live while it is stopped in this handler.
+    // No Ruby code runs while the target is stopped here.
+    let strings = unsafe { Frame::enter() };
+    // SAFETY: as above.
     unsafe {
         interpreter_layout::each_ruby_frame(|frame| {
             let mut line = [0u8; 640];
             let mut cursor = Cursor::new(&mut line[..]);
-            let path = location::string_bytes(frame.path).unwrap_or(b"?");
-            let label = location::string_bytes(frame.label).unwrap_or(b"?");
+            let path = strings.string_bytes(frame.path).unwrap_or(b"?");
+            let label = strings.string_bytes(frame.label).unwrap_or(b"?");
             let number = rb::iseq_line(frame.iseq, frame.position);
             let _ = cursor
                 .write_all(b"\tfrom ")
@@ -72,9 +76,11 @@ pub fn print_raw(headline: &str) -> bool {
 /// safe point, never in a signal handler.
 pub fn print_exact(headline: &str) {
     write_stderr(headline.as_bytes());
-    // SAFETY: called from a postponed job, where Ruby may run anything;
-    // rb_backtrace walks this thread's frames and writes to stderr.
-    unsafe { rb_sys::rb_backtrace() };
+    // Called from a postponed job, where Ruby may run anything.
+    let _ = rb::protect(|ruby| {
+        ruby.print_backtrace();
+        rb::QNIL
+    });
 }
 
 /// Asks Ruby to run `then` at its next safe point (see [`print_exact`]).

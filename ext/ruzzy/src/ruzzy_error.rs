@@ -8,35 +8,18 @@
 //! raised and how it is tagged. Should the tag be missing (the Ruby side was
 //! not loaded), the standard class is raised untagged rather than failing.
 
-use magnus::{
-    prelude::*, rb_sys::FromRawValue, Error, Exception, ExceptionClass, RModule, Ruby, Value,
-};
+use magnus::{prelude::*, rb_sys::FromRawValue, Error, Exception, RModule, Ruby, Value};
 
 /// `Ruzzy::<tag>.exception(message)`: the tag's own standard class.
 pub fn tagged(ruby: &Ruby, tag: &str, message: String) -> Error {
-    build(ruby, tag, message, None)
-}
-
-/// `Ruzzy::<tag>.exception(message, raised_as)`.
-pub fn tagged_as(ruby: &Ruby, tag: &str, message: String, raised_as: ExceptionClass) -> Error {
-    build(ruby, tag, message, Some(raised_as))
-}
-
-fn build(ruby: &Ruby, tag: &str, message: String, raised_as: Option<ExceptionClass>) -> Error {
     let built = ruby
         .class_object()
         .const_get::<_, RModule>("Ruzzy")
         .and_then(|ruzzy| ruzzy.const_get::<_, RModule>(tag))
-        .and_then(|tag| match raised_as {
-            Some(class) => tag.funcall::<_, _, Exception>("exception", (message.as_str(), class)),
-            None => tag.funcall::<_, _, Exception>("exception", (message.as_str(),)),
-        });
+        .and_then(|tag| tag.funcall::<_, _, Exception>("exception", (message.as_str(),)));
     match built {
         Ok(exception) => Error::from(exception),
-        Err(_) => Error::new(
-            raised_as.unwrap_or_else(|| ruby.exception_runtime_error()),
-            message,
-        ),
+        Err(_) => Error::new(ruby.exception_runtime_error(), message),
     }
 }
 

@@ -14,14 +14,14 @@
 //!
 //! Invariants: a no-op without AddressSanitizer; allocates nothing.
 
-use crate::engine;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
 static HANDLE_NO_RETURN: OnceLock<Option<usize>> = OnceLock::new();
 
 fn handle_no_return() -> Option<usize> {
-    *HANDLE_NO_RETURN.get_or_init(|| engine::lookup(c"__asan_handle_no_return").map(|f| f as usize))
+    *HANDLE_NO_RETURN
+        .get_or_init(|| crate::rb::dl::lookup(c"__asan_handle_no_return").map(|f| f as usize))
 }
 
 /// `Ruzzy._asan_present?`: whether AddressSanitizer is in the process.

@@ -30,7 +30,6 @@
 //! where the process is about to die; handlers are installed once and
 //! never removed.
 
-use crate::engine;
 use crate::ruby_backtrace;
 use crate::target_state;
 use std::cell::UnsafeCell;
@@ -119,8 +118,7 @@ fn is_ruby_handler(action: &libc::sigaction) -> bool {
     if address == libc::SIG_DFL || address == libc::SIG_IGN {
         return false;
     }
-    engine::library_of(address as *mut c_void)
-        == engine::library_of(rb_sys::rb_str_new as *mut c_void)
+    crate::rb::dl::library_of(address as *mut c_void) == crate::rb::dl::libruby()
 }
 
 /// Called once, right before `LLVMFuzzerRunDriver`. `runs_children` says

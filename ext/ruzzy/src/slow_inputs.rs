@@ -77,18 +77,14 @@ fn slow(ns: u64) -> Option<u64> {
 /// Reports `input` (which took `ns`, against a median of `median_ns`)
 /// through Ruby. Never raises; a failure to report is only printed.
 pub fn report(input: &[u8], ns: u64, median_ns: u64) {
-    let reported = rb::protect(|| {
-        // SAFETY: we hold the GVL (the target just returned on this
-        // thread); rb_str_new copies the bytes; three arguments.
-        unsafe {
-            let args = [
-                rb_sys::rb_str_new(input.as_ptr().cast(), input.len() as _),
-                rb_sys::rb_float_new(ns as f64 / 1e9),
-                rb_sys::rb_float_new(median_ns as f64 / 1e9),
-            ];
-            let finding = rb_sys::rb_path2class(c"Ruzzy::Finding".as_ptr());
-            rb_sys::rb_funcallv(finding, rb::intern(c"report_slow_input"), 3, args.as_ptr())
-        }
+    // We hold the GVL: the target just returned on this thread.
+    let reported = rb::protect(|ruby| {
+        let args = [
+            ruby.binary_string(input),
+            ruby.float(ns as f64 / 1e9),
+            ruby.float(median_ns as f64 / 1e9),
+        ];
+        ruby.call_class_method(c"Ruzzy::Finding", "report_slow_input", &args)
     });
     if reported.is_err() {
         crate::ruby_backtrace::write_stderr(b"==ruzzy== a slow input could not be reported\n");

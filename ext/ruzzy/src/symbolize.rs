@@ -30,12 +30,12 @@ pub unsafe extern "C" fn ruzzy_symbolize_pc(
     if out.is_null() || size == 0 {
         return;
     }
-    // SAFETY (caller): `out` has `size` writable bytes.
+    // SAFETY: by the caller's contract, `out` has `size` writable bytes.
     let buffer = unsafe { std::slice::from_raw_parts_mut(out as *mut u8, size) };
     let fmt = if fmt.is_null() {
         &b"%p %F %L"[..]
     } else {
-        // SAFETY (caller): NUL-terminated.
+        // SAFETY: by the caller's contract, NUL-terminated.
         unsafe { CStr::from_ptr(fmt) }.to_bytes()
     };
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "coverage"
+require_relative "../own_files"
 
 module Ruzzy
   module Cov
@@ -11,6 +12,13 @@ module Ruzzy
     # so far (only of paths the filter keeps) with the first input that
     # reached each line.
     class Replayer
+      # The paths a replay reports: those the include and exclude patterns
+      # of +spec+ let fuzzing instrument (the native coverage's own rules),
+      # never ruzzy's own files.
+      def self.filter(spec)
+        ->(path) { !path.start_with?(OWN_FILES) && Ruzzy._rules_include?(spec["include"], spec["exclude"], path) }
+      end
+
       def initialize(harness:, inputs:, status:, dump:, filter:)
         @harness = harness
         @inputs = inputs
@@ -22,7 +30,7 @@ module Ruzzy
 
       def run
         ::Coverage.start(lines: true, branches: true)
-        capture = Ruzzy.capture_target { load @harness }
+        capture = Ruzzy.session.capture { load @harness }
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
 
         File.open(@status, "a") do |status|

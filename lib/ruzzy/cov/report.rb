@@ -24,10 +24,14 @@ module Ruzzy
 
       FileTotals = Struct.new(:path, :lines, :covered_lines, :branches, :covered_branches)
 
-      def initialize(replay, filter)
+      # +root+ is the project directory: the HTML report names files under it
+      # relative to it (lcov.info and .resultset.json keep absolute paths,
+      # as the tools that read them expect).
+      def initialize(replay, filter, root: Dir.pwd)
         @replay = replay
         @filter = filter
         @files = replay.coverage.keys.sort
+        @root = "#{File.expand_path(root)}/"
       end
 
       # Per-file totals.
@@ -123,12 +127,12 @@ module Ruzzy
       def crashed_html
         return "" if @replay.crashed.empty?
 
-        items = @replay.crashed.map { |path, why| "<li>#{CGI.escapeHTML(path)}: #{CGI.escapeHTML(why)}</li>" }
+        items = @replay.crashed.map { |path, why| "<li>#{CGI.escapeHTML(shown(path))}: #{CGI.escapeHTML(why)}</li>" }
         "<h2>Inputs that crashed the process</h2><ul id=\"crashed\">#{items.join}</ul>"
       end
 
       def file_row(total, index)
-        "<tr><td><a href=\"#file-#{index}\">#{CGI.escapeHTML(total.path)}</a></td><td>#{total.lines}</td>" \
+        "<tr><td><a href=\"#file-#{index}\">#{CGI.escapeHTML(shown(total.path))}</a></td><td>#{total.lines}</td>" \
           "<td>#{total.covered_lines}</td><td>#{percent(total.covered_lines, total.lines)}</td>" \
           "<td>#{total.branches}</td><td>#{total.covered_branches}</td>" \
           "<td>#{percent(total.covered_branches, total.branches)}</td></tr>"
@@ -141,7 +145,7 @@ module Ruzzy
         rows = source.each_with_index.map do |text, i|
           line_row(text, i + 1, data[:lines][i], missed.fetch(i + 1, nil), @replay.first_hits.dig(path, i + 1))
         end
-        "<section class=\"file\" id=\"file-#{index}\"><h2>#{CGI.escapeHTML(path)}</h2>" \
+        "<section class=\"file\" id=\"file-#{index}\"><h2>#{CGI.escapeHTML(shown(path))}</h2>" \
           "<table class=\"src\">#{rows.join}</table></section>"
       end
 
@@ -156,6 +160,11 @@ module Ruzzy
         note = missed_arms ? " (branch not taken: #{missed_arms.join(", ")})" : ""
         "<tr class=\"#{css}\"><td class=\"num\">#{number}</td><td class=\"hits\">#{count}</td>" \
           "<td class=\"code\">#{CGI.escapeHTML(text)}</td><td class=\"first\">#{CGI.escapeHTML(first + note)}</td></tr>"
+      end
+
+      # +path+ as the report shows it: relative to the project when inside it.
+      def shown(path)
+        path.start_with?(@root) ? path.delete_prefix(@root) : path
       end
 
       # line => names of branch arms starting there that were never taken

@@ -27,14 +27,97 @@
 //! `pos` readers under `rb_protect` after `super` returned; every input
 //! read is bounded by [`WINDOW`].
 
-use crate::compare_hooks::{call_super, string_bytes, super_first};
+use super::{Hook, HookModule};
 use crate::compare_sites::{self, SiteId};
+use crate::coverage_hook;
 use crate::detector_findings::matching;
+use crate::rb::method::Function;
+use crate::rb::value::{self, Frame, MethodCall, QNIL};
 use crate::regex_model::Pattern;
-use rb_sys::{ruby_value_type, VALUE};
+use rb_sys::VALUE;
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
 use std::sync::OnceLock;
+
+pub const REGEXP_HOOKS: HookModule = HookModule {
+    group: "regexp",
+    class: c"Regexp",
+    module: "RegexpHooks",
+    hooks: &[
+        Hook::new(c"match", Function::Var(regexp_match)),
+        Hook::new(c"match?", Function::Var(regexp_match)),
+        Hook::new(c"=~", Function::One(regexp_operator)),
+        Hook::new(c"===", Function::One(regexp_operator)),
+    ],
+};
+
+pub const STRING_HOOKS: HookModule = HookModule {
+    group: "regexp",
+    class: c"String",
+    module: "StringPatternHooks",
+    hooks: &[
+        Hook::new(
+            c"match",
+            Function::Var(string_pattern::<FAILS_WHEN_FALSY, true>),
+        ),
+        Hook::new(
+            c"match?",
+            Function::Var(string_pattern::<FAILS_WHEN_FALSY, true>),
+        ),
+        Hook::new(
+            c"=~",
+            Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
+        ),
+        Hook::new(
+            c"[]",
+            Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
+        ),
+        Hook::new(
+            c"slice",
+            Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
+        ),
+        Hook::new(
+            c"scan",
+            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
+        ),
+        Hook::new(
+            c"sub",
+            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
+        ),
+        Hook::new(
+            c"gsub",
+            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
+        ),
+        Hook::new(
+            c"sub!",
+            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
+        ),
+        Hook::new(
+            c"gsub!",
+            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
+        ),
+        Hook::new(
+            c"split",
+            Function::Var(string_pattern::<FAILS_WHEN_UNSPLIT, false>),
+        ),
+    ],
+};
+
+pub const SCANNER_HOOKS: HookModule = HookModule {
+    group: "regexp",
+    class: c"StringScanner",
+    module: "ScannerHooks",
+    hooks: &[
+        Hook::new(c"scan", Function::Var(scanner::<true>)),
+        Hook::new(c"check", Function::Var(scanner::<true>)),
+        Hook::new(c"match?", Function::Var(scanner::<true>)),
+        Hook::new(c"skip", Function::Var(scanner::<true>)),
+        Hook::new(c"scan_until", Function::Var(scanner::<false>)),
+        Hook::new(c"check_until", Function::Var(scanner::<false>)),
+        Hook::new(c"skip_until", Function::Var(scanner::<false>)),
+        Hook::new(c"exist?", Function::Var(scanner::<false>)),
+    ],
+};
 
 /// Patterns cached (a power of two).
 const CACHE_SLOTS: usize = 512;
@@ -94,23 +177,11 @@ pub fn init() {
     }
 }
 
-/// The source bytes and options of a Regexp, or None for anything else.
-///
-/// # Safety
-/// GVL held; the bytes are used before any Ruby code runs.
-unsafe fn regexp_source(value: VALUE) -> Option<(VALUE, &'static [u8], u32)> {
-    // SAFETY (caller): type checked before the RRegexp fields are read;
-    // `src` is the Regexp's frozen source String.
-    unsafe {
-        if rb_sys::SPECIAL_CONST_P(value)
-            || !rb_sys::RB_TYPE_P(value, ruby_value_type::RUBY_T_REGEXP)
-        {
-            return None;
-        }
-        let src = (*(value as *const rb_sys::RRegexp)).src;
-        let options = rb_sys::rb_reg_options(value) as u32;
-        Some((src, string_bytes(src)?, options))
-    }
+/// The source String, its bytes and the options of a Regexp, or None for
+/// anything else.
+fn regexp_source(frame: &Frame, value: VALUE) -> Option<(VALUE, &[u8], u32)> {
+    let (src, options) = value::regexp_source(value)?;
+    Some((src, frame.string_bytes(src)?, options))
 }
 
 /// What identifies a Regexp's source without reading all of it: its
@@ -139,7 +210,7 @@ unsafe fn pattern(
     source: &[u8],
     options: u32,
 ) -> Option<&'static Pattern> {
-    // SAFETY (caller): GVL held; the reference is dropped before any
+    // SAFETY: by the caller's contract, GVL held; the reference is dropped before any
     // other hook runs.
     let slots = unsafe { &mut *CACHE.0.get() }.as_mut()?;
     let key = source_key(src, source, options);
@@ -169,32 +240,12 @@ fn next_variant() -> u32 {
     variant
 }
 
-fn failed(result: VALUE, rule: u8) -> bool {
+fn failed(call: &MethodCall, result: VALUE, rule: u8) -> bool {
     match rule {
-        FAILS_WHEN_FALSY => !rb_sys::TEST(result),
-        // SAFETY: reads the caller's `$~` (the hook is a C method).
-        FAILS_WITHOUT_MATCH_DATA => (unsafe { rb_sys::rb_backref_get() }) == crate::rb::QNIL,
-        _ => {
-            // SAFETY: type checked before reading the length.
-            unsafe {
-                !rb_sys::SPECIAL_CONST_P(result)
-                    && rb_sys::RB_TYPE_P(result, ruby_value_type::RUBY_T_ARRAY)
-                    && rb_sys::RARRAY_LEN(result) <= 1
-            }
-        }
+        FAILS_WHEN_FALSY => !value::truthy(result),
+        FAILS_WITHOUT_MATCH_DATA => call.last_match() == QNIL,
+        _ => value::array_len(result).is_some_and(|len| len <= 1),
     }
-}
-
-/// The subject's bytes: a String, or a Symbol's name.
-fn subject_bytes(value: VALUE) -> Option<&'static [u8]> {
-    // SAFETY: type checks before reading; rb_sym2str does not allocate
-    // for a Symbol (it returns the frozen name).
-    unsafe {
-        if rb_sys::STATIC_SYM_P(value) || rb_sys::RB_DYNAMIC_SYM_P(value) {
-            return string_bytes(rb_sys::rb_sym2str(value));
-        }
-    }
-    string_bytes(value)
 }
 
 /// A byte offset argument (`match(str, pos)`), resolved against `len`.
@@ -202,26 +253,19 @@ fn offset(value: Option<VALUE>, len: usize) -> Option<usize> {
     let Some(value) = value else {
         return Some(0);
     };
-    if !rb_sys::FIXNUM_P(value) {
-        return None;
-    }
-    // SAFETY: a Fixnum.
-    let pos = unsafe { rb_sys::FIX2LONG(value) } as i64;
+    let pos = value::fixnum_value(value)?;
     let pos = if pos < 0 { len as i64 + pos } else { pos };
     (0..=len as i64).contains(&pos).then_some(pos as usize)
 }
 
 /// Reports a failed match of `pattern` (a Regexp or a String) on
 /// `subject` searched from `from`.
-///
-/// # Safety
-/// Inside a hook method (GVL held), after `super` returned.
-unsafe fn report(pattern_value: VALUE, subject: &[u8], from: usize, anchored: bool) {
-    if let Some(needle) = string_bytes(pattern_value) {
-        // SAFETY (caller): inside a C method call.
-        let Some(site) = (unsafe { compare_sites::ruby_caller() }) else {
+fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anchored: bool) {
+    if let Some(needle) = frame.string_bytes(pattern_value) {
+        let Some(site) = compare_sites::ruby_caller(frame) else {
             return;
         };
+        coverage_hook::reach_compare_site(site);
         let rest = &subject[from.min(subject.len())..];
         if anchored {
             compare_sites::bytes(site, &rest[..rest.len().min(needle.len())], needle);
@@ -230,15 +274,15 @@ unsafe fn report(pattern_value: VALUE, subject: &[u8], from: usize, anchored: bo
         }
         return;
     }
-    // SAFETY (caller): GVL held, no Ruby code runs until we return.
-    let Some((src, source, options)) = (unsafe { regexp_source(pattern_value) }) else {
+    let Some((src, source, options)) = regexp_source(frame, pattern_value) else {
         return;
     };
-    // SAFETY (caller): inside a C method call.
-    let Some(site) = (unsafe { compare_sites::ruby_caller() }) else {
+    let Some(site) = compare_sites::ruby_caller(frame) else {
         return;
     };
-    // SAFETY: as above; `pattern_value` is a Regexp with this source.
+    coverage_hook::reach_compare_site(site);
+    // SAFETY: GVL held (a frame); `pattern_value` is a Regexp with this
+    // source.
     let Some(pattern) = (unsafe { pattern(pattern_value, src, source, options) }) else {
         return;
     };
@@ -284,26 +328,17 @@ fn overwrite(site: SiteId, rest: &[u8], sample: &[u8]) {
     compare_sites::bytes(site, &existing[..n], &desired[..n]);
 }
 
-/// The pattern argument of an arity -1 hook (nil without arguments).
-fn first_argument(argc: c_int, argv: *const VALUE) -> VALUE {
-    if argc > 0 {
-        // SAFETY: Ruby's arity -1 convention: argv has argc values.
-        unsafe { *argv }
-    } else {
-        crate::rb::QNIL
-    }
-}
-
 /// Regexp#match and #match? (pattern = self, subject = first argument,
 /// optional start position).
-pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
-    // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = matching(this, || unsafe { super_first(argc, argv) });
-    if failed(result, FAILS_WHEN_FALSY) {
-        if let Some(subject) = args.first().copied().and_then(subject_bytes) {
+unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let mut call = unsafe { MethodCall::variadic(argc, argv) };
+    let result = matching(this, || call.call_super());
+    if failed(&call, result, FAILS_WHEN_FALSY) {
+        let args = call.args();
+        if let Some(subject) = args.first().and_then(|&arg| call.text_bytes(arg)) {
             if let Some(from) = offset(args.get(1).copied(), subject.len()) {
-                // SAFETY: inside the hook, after super.
-                unsafe { report(this, subject, from, false) };
+                report(&call, this, subject, from, false);
             }
         }
     }
@@ -311,40 +346,49 @@ pub unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VAL
 }
 
 /// Regexp#=~ and #=== (pattern = self, subject = the argument).
-pub unsafe extern "C" fn regexp_operator(this: VALUE, other: VALUE) -> VALUE {
-    // SAFETY: our own arguments.
-    let result = matching(this, || unsafe { call_super(&[other]) });
-    if failed(result, FAILS_WHEN_FALSY) {
-        if let Some(subject) = subject_bytes(other) {
-            // SAFETY: inside the hook, after super.
-            unsafe { report(this, subject, 0, false) };
+unsafe extern "C" fn regexp_operator(this: VALUE, other: VALUE) -> VALUE {
+    let args = [other];
+    // SAFETY: called by the interpreter as a method with these arguments.
+    let mut call = unsafe { MethodCall::with_args(&args) };
+    let result = matching(this, || call.call_super());
+    if failed(&call, result, FAILS_WHEN_FALSY) {
+        if let Some(subject) = call.text_bytes(other) {
+            report(&call, this, subject, 0, false);
         }
     }
     result
 }
 
 /// String methods taking a pattern first (subject = self). `RULE` is one
-/// of the `FAILS_*` constants; `POSITIONAL` says whether a second Integer argument
-/// is the start position (`match`, `match?`, `index`).
-pub unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
+/// of the `FAILS_*` constants; `POSITIONAL` says whether a second Integer
+/// argument is the start position (`match`, `match?`, `index`).
+unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
     argc: c_int,
     argv: *const VALUE,
     this: VALUE,
 ) -> VALUE {
-    // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = matching(first_argument(argc, argv), || unsafe {
-        super_first(argc, argv)
-    });
-    if let (Some(&pattern), Some(subject)) = (args.first(), string_bytes(this)) {
-        if failed(result, RULE) {
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let call = unsafe { MethodCall::variadic(argc, argv) };
+    string_pattern_call::<RULE, POSITIONAL>(call, this)
+}
+
+/// The body of [`string_pattern`], also used by `String#index` with a
+/// Regexp.
+pub fn string_pattern_call<const RULE: u8, const POSITIONAL: bool>(
+    mut call: MethodCall,
+    this: VALUE,
+) -> VALUE {
+    let result = matching(call.first(), || call.call_super());
+    let args = call.args();
+    if let (Some(&pattern), Some(subject)) = (args.first(), call.string_bytes(this)) {
+        if failed(&call, result, RULE) {
             let position = if POSITIONAL {
                 args.get(1).copied()
             } else {
                 None
             };
             if let Some(from) = offset(position, subject.len()) {
-                // SAFETY: inside the hook, after super.
-                unsafe { report(pattern, subject, from, false) };
+                report(&call, pattern, subject, from, false);
             }
         }
     }
@@ -354,44 +398,40 @@ pub unsafe extern "C" fn string_pattern<const RULE: u8, const POSITIONAL: bool>(
 /// StringScanner methods: the pattern is the first argument, the subject
 /// the scanner's string from its position. `ANCHORED` for the methods that
 /// match only at the position (`scan`, `check`, `match?`, `skip`).
-pub unsafe extern "C" fn scanner<const ANCHORED: bool>(
+unsafe extern "C" fn scanner<const ANCHORED: bool>(
     argc: c_int,
     argv: *const VALUE,
     this: VALUE,
 ) -> VALUE {
-    // SAFETY: an arity -1 hook's own arguments.
-    let (args, result) = matching(first_argument(argc, argv), || unsafe {
-        super_first(argc, argv)
-    });
-    if let (Some(&pattern), true) = (args.first(), failed(result, FAILS_WHEN_FALSY)) {
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let mut call = unsafe { MethodCall::variadic(argc, argv) };
+    let result = matching(call.first(), || call.call_super());
+    if let (Some(&pattern), true) = (call.args().first(), failed(&call, result, FAILS_WHEN_FALSY)) {
         let Some(&(string_id, pos_id)) = SCANNER_READERS.get() else {
             return result;
         };
-        // SAFETY: the scanner's own readers, under rb_protect: a subclass
-        // that overrides them and raises changes nothing (the error is
-        // dropped, nothing is reported).
-        let read = |id| crate::rb::protect(|| unsafe { rb_sys::rb_funcall(this, id, 0) });
-        let (Ok(string), Ok(pos)) = (read(string_id), read(pos_id)) else {
+        // The scanner's own readers, under rb_protect: a subclass that
+        // overrides them and raises changes nothing (the error is dropped,
+        // nothing is reported).
+        let (Ok(string), Ok(pos)) = (call.send(this, string_id), call.send(this, pos_id)) else {
             return result;
         };
-        if let Some(subject) = string_bytes(string) {
+        if let Some(subject) = call.string_bytes(string) {
             if let Some(from) = offset(Some(pos), subject.len()) {
-                // SAFETY: inside the hook, after super.
-                unsafe { report(pattern, subject, from, ANCHORED) };
+                report(&call, pattern, subject, from, ANCHORED);
             }
         }
     }
     result
 }
 
-/// String#start_with? with a Regexp argument that did not match.
-///
-/// # Safety
-/// Inside a hook method, after `super` returned false.
-pub unsafe fn start_with_failed(subject: &[u8], pattern: VALUE) {
-    if string_bytes(pattern).is_none() {
-        // SAFETY (caller).
-        unsafe { report(pattern, subject, 0, true) };
+/// String#start_with? with a Regexp argument that did not match `this`.
+pub fn start_with_failed(call: &MethodCall, this: VALUE, pattern: VALUE) {
+    if call.string_bytes(pattern).is_some() {
+        return;
+    }
+    if let Some(subject) = call.string_bytes(this) {
+        report(call, pattern, subject, 0, true);
     }
 }
 
@@ -403,8 +443,10 @@ pub fn regexp_words(regexp: magnus::Value) -> Result<magnus::RArray, magnus::Err
     use magnus::rb_sys::AsRawValue;
     let ruby = magnus::Ruby::get_with(regexp);
     let words = ruby.ary_new();
-    // SAFETY: GVL held; the source is copied before any Ruby code runs.
-    let Some((_, source, options)) = (unsafe { regexp_source(regexp.as_raw()) }) else {
+    // SAFETY: called by the interpreter as a function; the source is
+    // parsed before any Ruby code runs.
+    let frame = unsafe { Frame::enter() };
+    let Some((_, source, options)) = regexp_source(&frame, regexp.as_raw()) else {
         return Ok(words);
     };
     let pattern = Pattern::parse(source, options);

@@ -21,7 +21,7 @@
 use rb_sys::VALUE;
 
 /// A frame's instruction sequence as located by the layout.
-pub struct Frame {
+pub struct FrameInfo {
     /// The source path String (the iseq's `pathobj`, or its first element).
     pub path: VALUE,
     /// The iseq body (malloc'd: never moved by GC compaction).
@@ -74,7 +74,7 @@ pub const NAME: Option<&str> = if cfg!(ruby_layout = "3.1") {
 // Fields that are never read still place the ones that are.
 #[allow(dead_code)]
 mod known {
-    use super::{Frame, IseqFields};
+    use super::{FrameInfo, IseqFields};
     use rb_sys::{rb_trace_arg_t, ruby_value_type, VALUE};
 
     /// `rb_trace_arg_t` (vm_core.h), same in 3.1 to 3.4.
@@ -176,7 +176,7 @@ mod known {
 
         /// The path String of `pathobj` (a String, or [path, realpath]).
         unsafe fn path(&self) -> VALUE {
-            // SAFETY (caller): the body belongs to a live iseq.
+            // SAFETY: by the caller's contract, the body belongs to a live iseq.
             unsafe {
                 if rb_sys::RB_TYPE_P(self.pathobj, ruby_value_type::RUBY_T_ARRAY) {
                     rb_sys::RARRAY_AREF(self.pathobj, 0)
@@ -189,8 +189,8 @@ mod known {
 
     /// The frame of a live control frame pointer, if it runs Ruby code
     /// (its iseq slot holds an imemo_iseq and its pc lies inside it).
-    unsafe fn frame(cfp: *const ControlFrame, strict: bool) -> Option<Frame> {
-        // SAFETY (caller): `cfp` points into the VM stack of a live
+    unsafe fn frame(cfp: *const ControlFrame, strict: bool) -> Option<FrameInfo> {
+        // SAFETY: by the caller's contract, `cfp` points into the VM stack of a live
         // execution context; each pointer is checked before use.
         unsafe {
             if cfp.is_null() {
@@ -216,7 +216,7 @@ mod known {
             if strict && (pc < encoded || pc >= encoded.add((*body).iseq_size as usize)) {
                 return None;
             }
-            Some(Frame {
+            Some(FrameInfo {
                 path: (*body).path(),
                 body: body as usize,
                 encoded: encoded as usize,
@@ -229,8 +229,8 @@ mod known {
 
     /// The frame of a coverage event (always a Ruby frame).
     #[inline(always)]
-    pub unsafe fn event_frame(arg: *mut rb_trace_arg_t) -> Option<Frame> {
-        // SAFETY (caller): `arg` is the live trace argument of a RAW_ARG
+    pub unsafe fn event_frame(arg: *mut rb_trace_arg_t) -> Option<FrameInfo> {
+        // SAFETY: by the caller's contract, `arg` is the live trace argument of a RAW_ARG
         // hook; coverage events fire only from iseq code.
         unsafe { frame((*(arg as *const TraceArg)).cfp, false) }
     }
@@ -240,7 +240,7 @@ mod known {
     /// for it) and checked: the thread struct must point back to itself.
     #[inline(always)]
     unsafe fn current_ec() -> *const ExecutionContext {
-        // SAFETY (caller): GVL held; a Thread object's typed data is its
+        // SAFETY: by the caller's contract, GVL held; a Thread object's typed data is its
         // rb_thread_t.
         unsafe {
             let thread = rb_sys::rb_thread_current();
@@ -254,8 +254,8 @@ mod known {
 
     /// The Ruby frame that called the C method now running.
     #[inline(always)]
-    pub unsafe fn caller_frame() -> Option<Frame> {
-        // SAFETY (caller): inside a C method call, so the current frame is
+    pub unsafe fn caller_frame() -> Option<FrameInfo> {
+        // SAFETY: by the caller's contract, inside a C method call, so the current frame is
         // its CFUNC frame and the one below it (the next higher address on
         // the VM stack) belongs to its caller.
         unsafe {
@@ -277,7 +277,7 @@ mod known {
     /// `rb_thread_current` (a thread-local read), so a signal handler on the
     /// thread that holds the GVL may use it.
     pub unsafe fn each_ruby_frame(mut each: impl FnMut(super::StackFrame)) {
-        // SAFETY (caller): on a Ruby thread; frames between the context's
+        // SAFETY: by the caller's contract, on a Ruby thread; frames between the context's
         // current frame and the end of its VM stack are live.
         unsafe {
             let ec = current_ec();
@@ -304,7 +304,7 @@ mod known {
 
     /// Cross-checks an event's frame with the public API.
     pub unsafe fn agrees_with_public_api(arg: *mut rb_trace_arg_t) -> bool {
-        // SAFETY (caller): as for `event_frame`.
+        // SAFETY: by the caller's contract, as for `event_frame`.
         unsafe {
             let Some(frame) = event_frame(arg) else {
                 return false;
@@ -322,7 +322,7 @@ mod known {
     /// Reads an iseq through the layout, starting from its
     /// `RubyVM::InstructionSequence` wrapper.
     pub unsafe fn probe_iseq(wrapper: VALUE) -> Option<IseqFields> {
-        // SAFETY (caller): `wrapper` is a live RubyVM::InstructionSequence,
+        // SAFETY: by the caller's contract, `wrapper` is a live RubyVM::InstructionSequence,
         // whose typed data is its rb_iseq_t (3.1, 3.3) or a pointer to it
         // (3.4).
         unsafe {
@@ -359,7 +359,7 @@ mod known {
     /// Reads the caller's frame and returns (path, first line, column) of
     /// its iseq, for cross-checking the thread, context and frame layouts.
     pub unsafe fn probe_caller() -> Option<(VALUE, i32, i32)> {
-        // SAFETY (caller): inside a C method call.
+        // SAFETY: by the caller's contract, inside a C method call.
         unsafe { caller_frame().map(|frame| (frame.path, frame.beg_line, frame.beg_column)) }
     }
 }
@@ -367,14 +367,14 @@ mod known {
 #[cfg(not(any(ruby_layout = "3.1", ruby_layout = "3.3", ruby_layout = "3.4")))]
 mod known {
     //! No layout for this Ruby: nothing is read.
-    use super::{Frame, IseqFields};
+    use super::{FrameInfo, IseqFields};
     use rb_sys::{rb_trace_arg_t, VALUE};
 
-    pub unsafe fn event_frame(_arg: *mut rb_trace_arg_t) -> Option<Frame> {
+    pub unsafe fn event_frame(_arg: *mut rb_trace_arg_t) -> Option<FrameInfo> {
         None
     }
 
-    pub unsafe fn caller_frame() -> Option<Frame> {
+    pub unsafe fn caller_frame() -> Option<FrameInfo> {
         None
     }
 
