@@ -62,11 +62,11 @@ class TestApi < Minitest::Test
   # The native entry point never hands libFuzzer an argument it would
   # truncate, however it is called (Ruzzy.fuzz has checked them already).
   def test_native_entry_point_rejects_what_libfuzzer_cannot_take
-    fuzz = ->(args) { Ruzzy._fuzz(->(_) {}, args, 25, false, false, nil, nil) }
+    fuzz = ->(words) { Ruzzy._fuzz(->(_) {}, Ruzzy::LibFuzzerArgs.new(words), false, nil, nil) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call([]) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call(["a\0b"]) }
     assert_raises(TypeError) { fuzz.call(["prog", 1]) }
-    assert_raises(TypeError) { fuzz.call("prog") }
+    assert_raises(NoMethodError) { Ruzzy._fuzz(->(_) {}, ["prog"], false, nil, nil) }
   end
 
   def test_default_flags_unless_the_user_chose
@@ -84,6 +84,7 @@ class TestApi < Minitest::Test
     assert args.runs_children?
     refute Ruzzy::LibFuzzerArgs.validate(["prog", "-jobs=0"]).runs_children?
     assert_equal 1200, Ruzzy::LibFuzzerArgs.validate(["prog"]).timeout, "libFuzzer's own default"
+    assert_equal 1200, Ruzzy::LibFuzzerArgs.validate(["prog", "-timeout=-3"]).timeout
     assert_equal ["-timeout=9", "-timeout=4", "corpus", "-jobs=0", "-fork=2", "-dict=b"], args.with("dict", "b").to_a
     prefixed = Ruzzy::LibFuzzerArgs.validate(["p", "-artifact_prefix=out/"])
     assert_equal "out/crash-ab", prefixed.artifact_path("crash-", "ab")

@@ -112,5 +112,7 @@ module Ruzzy
       else setting.split(",")
       end
     end
+
+    private_class_method :hooks
   end
 end

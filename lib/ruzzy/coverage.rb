@@ -131,5 +131,8 @@ module Ruzzy
       # events still fire for code compiled from now on.
       nil
     end
+
+    private_class_method :instrumented_units, :code_lines, :branch_arms, :compiled_files, :patterns,
+                         :setup_interpreter_coverage
   end
 end

@@ -158,6 +158,8 @@ module Ruzzy
       value = value.to_path if !value.is_a?(String) && value.respond_to?(:to_path)
       value.is_a?(String) ? value : nil
     end
+
+    private_class_method :own_call?
   end
 end
 

@@ -84,9 +84,11 @@ module Ruzzy
       LibFuzzerArgs.new(@words.reject { |word| word.start_with?(prefix) } + ["#{prefix}#{value}"])
     end
 
-    # -timeout in seconds (0: none).
+    # -timeout in seconds (0: none); libFuzzer's default when the value is
+    # not a whole number of seconds.
     def timeout
-      Integer(value("timeout") || LIBFUZZER_DEFAULT_TIMEOUT, 10)
+      seconds = Integer(value("timeout") || LIBFUZZER_DEFAULT_TIMEOUT, 10)
+      seconds.negative? ? LIBFUZZER_DEFAULT_TIMEOUT : seconds
     rescue ArgumentError
       LIBFUZZER_DEFAULT_TIMEOUT
     end

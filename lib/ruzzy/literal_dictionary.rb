@@ -168,5 +168,7 @@ module Ruzzy
 
       found[word.b] = true
     end
+
+    private_class_method :write, :entry, :instructions, :message?, :nested_iseq?, :literal, :add
   end
 end

@@ -130,8 +130,7 @@ module Ruzzy
     end
 
     def run_driver(target, args, mutator, crossover)
-      status = Ruzzy._fuzz(target, args.to_a, args.timeout, args.runs_children?, !@expected.empty?, mutator,
-                           crossover)
+      status = Ruzzy._fuzz(target, args, !@expected.empty?, mutator, crossover)
       # The driver returns only in modes that do not fuzz in this process
       # (-help=1, -jobs/-workers); a failed job ends the process the same
       # way a finding does.

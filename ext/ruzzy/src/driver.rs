@@ -27,24 +27,22 @@ pub fn engine_description() -> String {
     engine::get().describe()
 }
 
-/// `Ruzzy._fuzz(target, argv, timeout, runs_children, ignoring, mutator,
-/// crossover)`: `argv` is libFuzzer's argument list, already validated and
-/// read by `Ruzzy::LibFuzzerArgs` (its `-timeout` in seconds, and whether
-/// libFuzzer will run child processes rather than the target). Returns
+/// `Ruzzy._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
+/// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
+/// read it (`to_a`, `timeout` in seconds, `runs_children?`). Returns
 /// libFuzzer's status in the rare cases where the driver returns (for
 /// example `-help=1`).
-#[allow(clippy::too_many_arguments)]
 pub fn fuzz(
     ruby: &Ruby,
     target: Value,
-    args: RArray,
-    timeout: u64,
-    runs_children: bool,
+    args: Value,
     ignoring: bool,
     mutator: Value,
     crossover: Value,
 ) -> Result<i64, Error> {
-    let argv = c_strings(ruby, args)?;
+    let argv = c_strings(ruby, args.funcall("to_a", ())?)?;
+    let timeout: u64 = args.funcall("timeout", ())?;
+    let runs_children: bool = args.funcall("runs_children?", ())?;
     if STARTED.swap(true, Ordering::SeqCst) {
         return Err(tagged(
             ruby,

@@ -83,7 +83,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     finding::configure(ruzzy)?;
-    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 7))?;
+    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
     ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
     ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
