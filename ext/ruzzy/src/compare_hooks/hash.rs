@@ -13,15 +13,18 @@ pub const HOOKS: HookModule = HookModule {
     group: "hash",
     class: c"Hash",
     module: "HashHooks",
-    hooks: &[
-        Hook::new(c"[]", Function::Var(lookup)),
-        Hook::new(c"fetch", Function::Var(lookup)),
-        Hook::new(c"key?", Function::Var(lookup)),
-        Hook::new(c"has_key?", Function::Var(lookup)),
-        Hook::new(c"include?", Function::Var(lookup)),
-        Hook::new(c"member?", Function::Var(lookup)),
-        Hook::new(c"dig", Function::Var(lookup)),
-    ],
+    hooks: &[Hook::new(
+        &[
+            c"[]",
+            c"fetch",
+            c"key?",
+            c"has_key?",
+            c"include?",
+            c"member?",
+            c"dig",
+        ],
+        Function::Var(lookup),
+    )],
 };
 
 /// How many keys a missed lookup is compared against.

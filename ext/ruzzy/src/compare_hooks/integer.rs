@@ -24,12 +24,11 @@ pub const HOOKS: HookModule = HookModule {
         compare::<Cmp>(),
         compare::<Eql>(),
         compare::<Eqq>(),
-        Hook::new(c"/", Function::One(divide)),
-        Hook::new(c"%", Function::One(divide)),
-        Hook::new(c"div", Function::One(divide)),
-        Hook::new(c"divmod", Function::One(divide)),
-        Hook::new(c"modulo", Function::One(divide)),
-        Hook::new(c"between?", Function::Two(between)),
+        Hook::new(
+            &[c"/", c"%", c"div", c"divmod", c"modulo"],
+            Function::One(divide),
+        ),
+        Hook::new(&[c"between?"], Function::Two(between)),
     ],
 };
 
@@ -46,7 +45,7 @@ operators! { i64;
 }
 
 const fn compare<O: Operator<Operand = i64>>() -> Hook {
-    Hook::new(O::NAME, Function::One(compare_hook::<O>)).fast(O::FAST_PATH)
+    Hook::new(O::NAMES, Function::One(compare_hook::<O>)).fast(O::FAST_PATH)
 }
 
 unsafe extern "C" fn compare_hook<O: Operator<Operand = i64>>(this: VALUE, other: VALUE) -> VALUE {

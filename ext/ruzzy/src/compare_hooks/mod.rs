@@ -42,7 +42,7 @@ macro_rules! operators {
         pub struct $op;
         impl super::Operator for $op {
             type Operand = $operand;
-            const NAME: &'static std::ffi::CStr = $name;
+            const NAMES: &'static [&'static std::ffi::CStr] = &[$name];
             const FAST_PATH: super::FastPath = super::FastPath::$fast;
             #[inline(always)]
             unsafe fn builtin($a: $operand, $b: $operand) -> rb_sys::VALUE {
@@ -69,11 +69,11 @@ use magnus::{function, prelude::*, rb_sys::AsRawValue, Error, RModule, Ruby, Sym
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A hooked method.
+/// Hooked methods that share one C function.
 pub struct Hook {
-    /// The method's name.
-    pub name: &'static CStr,
-    /// The C function that replaces it (and calls `super`).
+    /// The methods' names.
+    pub names: &'static [&'static CStr],
+    /// The C function that replaces each of them (and calls `super`).
     pub function: Function,
     /// Public like the methods it wraps, or private (Kernel's functions).
     pub visibility: Visibility,
@@ -82,10 +82,10 @@ pub struct Hook {
 }
 
 impl Hook {
-    /// A public hook without a fast path.
-    pub const fn new(name: &'static CStr, function: Function) -> Hook {
+    /// Public hooks without a fast path.
+    pub const fn new(names: &'static [&'static CStr], function: Function) -> Hook {
         Hook {
-            name,
+            names,
             function,
             visibility: Visibility::Public,
             fast_path: None,
@@ -140,7 +140,8 @@ pub trait Operator {
     /// The operands as the hook has them (`i64` for Fixnums, the `VALUE`s
     /// of two Strings).
     type Operand: Copy;
-    const NAME: &'static CStr;
+    /// The method it hooks (one name).
+    const NAMES: &'static [&'static CStr];
     const FAST_PATH: FastPath;
     /// What Ruby's own definition returns for `a OP b`.
     ///
@@ -200,7 +201,10 @@ fn prepare() {
         };
         let basic = |name: &CStr| crate::rb::method_is_builtin(class, name);
         // `!=` calls `==`: both must be Ruby's own.
-        let own = basic(hook.name) && (hook.name != c"!=" || basic(c"=="));
+        let own = hook
+            .names
+            .iter()
+            .all(|&name| basic(name) && (name != c"!=" || basic(c"==")));
         BUILTIN[fast_path as usize].store(own, Ordering::Relaxed);
     }
     crate::locator::get_or_include_all();
@@ -213,8 +217,9 @@ fn method_changed(klass: Value, name: Symbol) -> Result<(), Error> {
     let name = name.name()?;
     for (module, hook, fast_path) in fast_paths() {
         let same_class = crate::rb::loaded_class(module.class) == Some(klass.as_raw());
-        let affected =
-            hook.name.to_bytes() == name.as_bytes() || (hook.name == c"!=" && name == "==");
+        let affected = hook.names.iter().any(|&hooked| {
+            hooked.to_bytes() == name.as_bytes() || (hooked == c"!=" && name == "==")
+        });
         if same_class && affected {
             BUILTIN[fast_path as usize].store(false, Ordering::Relaxed);
         }
@@ -234,16 +239,17 @@ pub fn define(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
         let module = hooks.define_module(entry.module)?;
         let class = entry.class.to_str().unwrap_or_default();
         for hook in entry.hooks {
-            method::define(module, hook.name, hook.function, hook.visibility)?;
-            let name = hook.name.to_str().unwrap_or_default();
-            let row = ruby.ary_new();
-            row.push(ruby.to_symbol(entry.group))?;
-            row.push(class)?;
-            row.push(module)?;
-            row.push(ruby.to_symbol(name))?;
-            row.push(hook.fast_path.is_some())?;
-            row.freeze();
-            rows.push(row)?;
+            for &name in hook.names {
+                method::define(module, name, hook.function, hook.visibility)?;
+                let row = ruby.ary_new();
+                row.push(ruby.to_symbol(entry.group))?;
+                row.push(class)?;
+                row.push(module)?;
+                row.push(ruby.to_symbol(name.to_str().unwrap_or_default()))?;
+                row.push(hook.fast_path.is_some())?;
+                row.freeze();
+                rows.push(row)?;
+            }
         }
     }
     rows.freeze();
@@ -256,7 +262,8 @@ pub fn define(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
 // link every hook, and with them libruby, into the test binary).
 const _: () = assert!(
     table_is_consistent(),
-    "each fast path must belong to exactly one hook, and no module may hook a method twice"
+    "each fast path must belong to exactly one hook of one method, and no module may hook \
+     a method twice"
 );
 
 const fn table_is_consistent() -> bool {
@@ -268,13 +275,16 @@ const fn table_is_consistent() -> bool {
         while h < hooks.len() {
             if let Some(fast_path) = hooks[h].fast_path {
                 owners[fast_path as usize] += 1;
-            }
-            let mut other = h + 1;
-            while other < hooks.len() {
-                if same_bytes(hooks[h].name.to_bytes(), hooks[other].name.to_bytes()) {
+                if hooks[h].names.len() != 1 {
                     return false;
                 }
-                other += 1;
+            }
+            let mut n = 0;
+            while n < hooks[h].names.len() {
+                if hooked_later(hooks, h, n) {
+                    return false;
+                }
+                n += 1;
             }
             h += 1;
         }
@@ -288,6 +298,27 @@ const fn table_is_consistent() -> bool {
         f += 1;
     }
     true
+}
+
+/// Whether the `n`th name of `hooks[h]` is hooked again after it in the
+/// same module.
+const fn hooked_later(hooks: &[Hook], h: usize, n: usize) -> bool {
+    let name = hooks[h].names[n].to_bytes();
+    let mut other = h;
+    let mut from = n + 1;
+    while other < hooks.len() {
+        let names = hooks[other].names;
+        let mut i = from;
+        while i < names.len() {
+            if same_bytes(name, names[i].to_bytes()) {
+                return true;
+            }
+            i += 1;
+        }
+        other += 1;
+        from = 0;
+    }
+    false
 }
 
 const fn same_bytes(a: &[u8], b: &[u8]) -> bool {

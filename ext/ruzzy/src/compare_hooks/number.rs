@@ -20,17 +20,12 @@ pub const FLOAT_HOOKS: HookModule = HookModule {
     group: "float",
     class: c"Float",
     module: "FloatHooks",
-    hooks: &[
-        Hook::new(c"==", Function::One(float_compare)),
-        Hook::new(c"!=", Function::One(float_compare)),
-        Hook::new(c"<", Function::One(float_compare)),
-        Hook::new(c"<=", Function::One(float_compare)),
-        Hook::new(c">", Function::One(float_compare)),
-        Hook::new(c">=", Function::One(float_compare)),
-        Hook::new(c"<=>", Function::One(float_compare)),
-        Hook::new(c"eql?", Function::One(float_compare)),
-        Hook::new(c"===", Function::One(float_compare)),
-    ],
+    hooks: &[Hook::new(
+        &[
+            c"==", c"!=", c"<", c"<=", c">", c">=", c"<=>", c"eql?", c"===",
+        ],
+        Function::One(float_compare),
+    )],
 };
 
 pub const KERNEL_HOOKS: HookModule = HookModule {
@@ -38,8 +33,8 @@ pub const KERNEL_HOOKS: HookModule = HookModule {
     class: c"Kernel",
     module: "KernelConversionHooks",
     hooks: &[
-        Hook::new(c"Integer", Function::Var(kernel_conversion::<false>)).private(),
-        Hook::new(c"Float", Function::Var(kernel_conversion::<true>)).private(),
+        Hook::new(&[c"Integer"], Function::Var(kernel_conversion::<false>)).private(),
+        Hook::new(&[c"Float"], Function::Var(kernel_conversion::<true>)).private(),
     ],
 };
 
@@ -47,10 +42,10 @@ pub const STRING_HOOKS: HookModule = HookModule {
     group: "conversion",
     class: c"String",
     module: "StringConversionHooks",
-    hooks: &[
-        Hook::new(c"to_i", Function::Var(string_conversion)),
-        Hook::new(c"to_f", Function::Var(string_conversion)),
-    ],
+    hooks: &[Hook::new(
+        &[c"to_i", c"to_f"],
+        Function::Var(string_conversion),
+    )],
 };
 
 /// The value of a Float, or of an Integer as a Float.

@@ -44,10 +44,8 @@ pub const REGEXP_HOOKS: HookModule = HookModule {
     class: c"Regexp",
     module: "RegexpHooks",
     hooks: &[
-        Hook::new(c"match", Function::Var(regexp_match)),
-        Hook::new(c"match?", Function::Var(regexp_match)),
-        Hook::new(c"=~", Function::One(regexp_operator)),
-        Hook::new(c"===", Function::One(regexp_operator)),
+        Hook::new(&[c"match", c"match?"], Function::Var(regexp_match)),
+        Hook::new(&[c"=~", c"==="], Function::One(regexp_operator)),
     ],
 };
 
@@ -57,47 +55,19 @@ pub const STRING_HOOKS: HookModule = HookModule {
     module: "StringPatternHooks",
     hooks: &[
         Hook::new(
-            c"match",
+            &[c"match", c"match?"],
             Function::Var(string_pattern::<FAILS_WHEN_FALSY, true>),
         ),
         Hook::new(
-            c"match?",
-            Function::Var(string_pattern::<FAILS_WHEN_FALSY, true>),
-        ),
-        Hook::new(
-            c"=~",
+            &[c"=~", c"[]", c"slice"],
             Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
         ),
         Hook::new(
-            c"[]",
-            Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
-        ),
-        Hook::new(
-            c"slice",
-            Function::Var(string_pattern::<FAILS_WHEN_FALSY, false>),
-        ),
-        Hook::new(
-            c"scan",
+            &[c"scan", c"sub", c"gsub", c"sub!", c"gsub!"],
             Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
         ),
         Hook::new(
-            c"sub",
-            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
-        ),
-        Hook::new(
-            c"gsub",
-            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
-        ),
-        Hook::new(
-            c"sub!",
-            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
-        ),
-        Hook::new(
-            c"gsub!",
-            Function::Var(string_pattern::<FAILS_WITHOUT_MATCH_DATA, false>),
-        ),
-        Hook::new(
-            c"split",
+            &[c"split"],
             Function::Var(string_pattern::<FAILS_WHEN_UNSPLIT, false>),
         ),
     ],
@@ -108,14 +78,14 @@ pub const SCANNER_HOOKS: HookModule = HookModule {
     class: c"StringScanner",
     module: "ScannerHooks",
     hooks: &[
-        Hook::new(c"scan", Function::Var(scanner::<true>)),
-        Hook::new(c"check", Function::Var(scanner::<true>)),
-        Hook::new(c"match?", Function::Var(scanner::<true>)),
-        Hook::new(c"skip", Function::Var(scanner::<true>)),
-        Hook::new(c"scan_until", Function::Var(scanner::<false>)),
-        Hook::new(c"check_until", Function::Var(scanner::<false>)),
-        Hook::new(c"skip_until", Function::Var(scanner::<false>)),
-        Hook::new(c"exist?", Function::Var(scanner::<false>)),
+        Hook::new(
+            &[c"scan", c"check", c"match?", c"skip"],
+            Function::Var(scanner::<true>),
+        ),
+        Hook::new(
+            &[c"scan_until", c"check_until", c"skip_until", c"exist?"],
+            Function::Var(scanner::<false>),
+        ),
     ],
 };
 

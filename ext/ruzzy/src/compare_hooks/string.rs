@@ -20,10 +20,10 @@ pub const HOOKS: HookModule = HookModule {
         compare::<Eql>(),
         compare::<Eqq>(),
         compare::<Cmp>(),
-        Hook::new(c"start_with?", Function::Var(start_with)),
-        Hook::new(c"end_with?", Function::Var(end_with)),
-        Hook::new(c"include?", Function::One(include)),
-        Hook::new(c"index", Function::Var(index)),
+        Hook::new(&[c"start_with?"], Function::Var(start_with)),
+        Hook::new(&[c"end_with?"], Function::Var(end_with)),
+        Hook::new(&[c"include?"], Function::One(include)),
+        Hook::new(&[c"index"], Function::Var(index)),
     ],
 };
 
@@ -36,7 +36,7 @@ operators! { VALUE;
 }
 
 const fn compare<O: Operator<Operand = VALUE>>() -> Hook {
-    Hook::new(O::NAME, Function::One(compare_hook::<O>)).fast(O::FAST_PATH)
+    Hook::new(O::NAMES, Function::One(compare_hook::<O>)).fast(O::FAST_PATH)
 }
 
 unsafe extern "C" fn compare_hook<O: Operator<Operand = VALUE>>(

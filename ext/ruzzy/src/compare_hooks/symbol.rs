@@ -12,11 +12,7 @@ pub const HOOKS: HookModule = HookModule {
     group: "symbol",
     class: c"Symbol",
     module: "SymbolHooks",
-    hooks: &[
-        Hook::new(c"==", Function::One(compare)),
-        Hook::new(c"!=", Function::One(compare)),
-        Hook::new(c"===", Function::One(compare)),
-    ],
+    hooks: &[Hook::new(&[c"==", c"!=", c"==="], Function::One(compare))],
 };
 
 unsafe extern "C" fn compare(this: VALUE, other: VALUE) -> VALUE {
