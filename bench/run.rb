@@ -332,10 +332,46 @@ module Bench
     table("Bug detectors' cost on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
           ["target", "detectors on", "--disable-detectors=all", "cost", "corpus run stopped by"], rows)
   end
+
+  # Instructions (valgrind's callgrind, which counts the same on a busy
+  # machine as on an idle one) per hooked comparison and per coverage
+  # event: two runs of different lengths, the difference divided by the
+  # extra iterations, so start-up cancels out. The table to compare two
+  # builds with when wall-clock numbers are noisy.
+  def instructions
+    unless system("which valgrind", out: File::NULL)
+      abort "the instructions section needs valgrind (apt-get install valgrind)"
+    end
+
+    compare = File.join(DIR, "compare_cost.rb")
+    rows = %w[integer string match fail].map do |kind|
+      [kind, fmt(per_iteration(compare, "hooked", kind) - per_iteration(compare, "plain", kind))]
+    end
+    table("Comparison hooks: instructions per comparison over plain Ruby (callgrind)",
+          ["comparison (bench/compare_cost.rb)", "instructions"], rows)
+    events = File.join(DIR, "events.rb")
+    rows = %w[hundred_events hundred_ifs].map do |name|
+      traced = per_iteration(events, "traced", name, short: 2_000, long: 12_000)
+      untraced = per_iteration(events, "untraced", name, short: 2_000, long: 12_000)
+      [name, fmt(traced), fmt(untraced), fmt(traced - untraced)]
+    end
+    table("Coverage: instructions per call of the target (callgrind)",
+          ["target (bench/events.rb)", "traced", "untraced", "traced - untraced"], rows)
+  end
+
+  # Instructions per iteration of +script+, run as `script MODE N ARG`.
+  def per_iteration(script, mode, arg, short: 20_000, long: 120_000)
+    counts = [short, long].map do |iterations|
+      output, = run("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", RbConfig.ruby, script, mode,
+                    iterations.to_s, arg)
+      Integer(output[/Collected : (\d+)/, 1])
+    end
+    (counts.last - counts.first).fdiv(long - short)
+  end
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers solves detectors
-              detector_cost].freeze
+              detector_cost instructions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
