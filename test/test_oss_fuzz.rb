@@ -2,17 +2,205 @@
 
 require_relative "test_helper"
 
-# `ruzzy oss-fuzz-build`: an executable fuzz target in $OUT that takes the
-# platform's libFuzzer flags and still works when $OUT is moved elsewhere.
+# `ruzzy oss-fuzz-build` against the contract of OSS-Fuzz's and
+# ClusterFuzzLite's runner scripts (google/oss-fuzz, infra/base-images/
+# base-runner), restated here from what those scripts do:
+# - a target is an executable file at the top of $OUT that `file` calls an
+#   ELF or a shell script and whose bytes contain LLVMFuzzerTestOneInput;
+# - the build check runs it as `TARGET -- -seed=1337 -runs=4` and wants
+#   "Done 4 runs", after moving $OUT to another directory;
+# - run_fuzzer runs `TARGET -- -rss_limit_mb=2560 -timeout=25 FLAGS CORPUS`
+#   from $OUT with the runner image's ASAN_OPTIONS (detect_leaks=1,
+#   use_sigaltstack=1, handle_abort=1, ...), and reproduce passes a testcase;
+# - ClusterFuzzLite adds -len_control=0 -seed=1337 -rss_limit_mb=0
+#   -artifact_prefix=DIR/ and -jobs/-workers.
 class TestOssFuzz < Minitest::Test
-  def test_built_target_runs_with_libfuzzer_flags_after_being_moved
+  # The base-runner image's sanitizer environment.
+  RUNNER_ENV = {
+    "ASAN_OPTIONS" => "alloc_dealloc_mismatch=0:allocator_may_return_null=1:allocator_release_to_os_interval_ms=500:" \
+                      "check_malloc_usable_size=0:detect_container_overflow=1:detect_odr_violation=0:detect_leaks=1:" \
+                      "detect_stack_use_after_return=1:fast_unwind_on_fatal=0:handle_abort=1:handle_segv=1:" \
+                      "handle_sigill=1:max_uar_stack_size_log=16:print_scariness=1:quarantine_size_mb=10:" \
+                      "strict_memcmp=1:strip_path_prefix=/workspace/:symbolize=1:use_sigaltstack=1:" \
+                      "dedup_token_length=3",
+    "UBSAN_OPTIONS" => "print_stacktrace=1:print_summary=1:silence_unsigned_overflow=1:" \
+                       "strip_path_prefix=/workspace/:symbolize=1:dedup_token_length=3",
+    "FUZZER_ARGS" => "-rss_limit_mb=2560 -timeout=25"
+  }.freeze
+  RUN_FUZZER_FLAGS = %w[-rss_limit_mb=2560 -timeout=25].freeze
+  CLUSTERFUZZLITE_FLAGS = %w[-len_control=0 -seed=1337 -rss_limit_mb=0].freeze
+  MARKER = "LLVMFuzzerTestOneInput"
+
+  PLANTED = <<~RUBY
+    module Planted
+      def self.parse(data)
+        raise ArgumentError, "planted bug" if data.start_with?("FUZ!")
+
+        data.bytesize
+      end
+    end
+  RUBY
+
+  # A project as build.sh sees it: lib/ and fuzz/ with a harness that finds
+  # the planted bug and one with no branch of its own (JSON's parser is C).
+  def write_project(dir)
+    FileUtils.mkdir_p([File.join(dir, "lib"), File.join(dir, "fuzz")])
+    File.write(File.join(dir, "lib", "planted.rb"), PLANTED)
+    File.write(File.join(dir, "fuzz", "fuzz_planted.rb"),
+               "require \"ruzzy\"\nrequire \"planted\"\nRuzzy.fuzz(->(data) { Planted.parse(data); nil })\n")
+    File.write(File.join(dir, "fuzz", "fuzz_json.rb"), <<~RUBY)
+      require "ruzzy"
+      require "json"
+      Ruzzy.fuzz(lambda do |data|
+        JSON.parse(data)
+        nil
+      rescue JSON::ParserError
+        nil
+      end)
+    RUBY
+  end
+
+  # Builds the example project as build.sh does (OUT and SANITIZER in the
+  # environment), then moves $OUT as test_all.py does; returns the new $OUT.
+  def build_and_move(dir, sanitizer: "address")
+    project = File.join(dir, "project")
+    write_project(project)
+    out = File.join(dir, "out")
+    FileUtils.mkdir_p(out)
+    build = ruzzy("oss-fuzz-build", "fuzz/fuzz_planted.rb", "fuzz/fuzz_json.rb", "-I", "lib",
+                  chdir: project, env: { "OUT" => out, "SANITIZER" => sanitizer })
+    assert_exit 0, build
+    moved = File.join(dir, "not-out")
+    FileUtils.mv(out, moved)
+    FileUtils.rm_rf(project)
+    moved
+  end
+
+  # What targets_list and test_all.py take for fuzz targets in +out+.
+  def platform_targets(out)
+    Dir.children(out).sort.select do |name|
+      path = File.join(out, name)
+      next false unless File.file?(path) && File.executable?(path)
+
+      kind = run_command("file", path).stdout
+      (kind.include?("ELF") || kind.include?("shell script")) && File.binread(path).include?(MARKER)
+    end
+  end
+
+  def prerequisites!
+    prerequisite!(sanitizers_built?, "the sanitizer preloads were not built (clang missing at install)")
+    prerequisite!(system("command -v file unzip >/dev/null"), "file and unzip (apt-get install file unzip)")
+  end
+
+  def test_targets_are_found_and_pass_the_build_check_after_out_moves
+    prerequisites!
+    in_tmpdir do |dir|
+      out = build_and_move(dir)
+      assert_equal %w[fuzz_json fuzz_planted], platform_targets(out)
+      assert_match(/^detect_leaks = 0$/, File.read(File.join(out, "fuzz_json.options")))
+      %w[fuzz_json fuzz_planted].each do |target|
+        check = run_command(File.join(out, target), "--", "-seed=1337", "-runs=4", chdir: dir, env: RUNNER_ENV)
+        assert_exit 0, check
+        assert_match(/^Done 4 runs/, check.stderr)
+        refute_match(/no interesting inputs|LeakSanitizer/, check.stderr)
+      end
+    end
+  end
+
+  def test_run_fuzzer_finds_the_planted_bug_and_a_harmless_testcase_reproduces_cleanly
+    search_test!
+    prerequisites!
+    in_tmpdir do |dir|
+      out = build_and_move(dir)
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      target = File.join(out, "fuzz_planted")
+      found = run_command(target, "--", *RUN_FUZZER_FLAGS, "-seed=1", "-max_total_time=120", corpus,
+                          chdir: out, env: RUNNER_ENV)
+      assert_exit 77, found
+      assert_match(/ArgumentError: planted bug/, found.stderr)
+      assert_equal 1, artifacts(out).size
+      assert_empty artifacts(out, "leak-")
+
+      harmless = File.join(dir, "testcase")
+      File.write(harmless, "harmless")
+      replay = run_command(target, "--", *RUN_FUZZER_FLAGS, "-runs=100", harmless, chdir: out, env: RUNNER_ENV)
+      assert_exit 0, replay
+      crash = run_command(target, "--", *RUN_FUZZER_FLAGS, "-runs=100", File.join(out, artifacts(out).first),
+                          chdir: out, env: RUNNER_ENV)
+      assert_exit 77, crash
+    end
+  end
+
+  def test_clusterfuzzlite_flags_with_jobs_find_the_planted_bug
+    search_test!
+    prerequisites!
+    in_tmpdir do |dir|
+      out = build_and_move(dir)
+      artifacts_dir = File.join(dir, "artifacts")
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p([artifacts_dir, corpus])
+      run = run_command(File.join(out, "fuzz_planted"), "--", *RUN_FUZZER_FLAGS, *CLUSTERFUZZLITE_FLAGS,
+                        "-artifact_prefix=#{artifacts_dir}/", "-max_total_time=120", "-jobs=2", "-workers=2",
+                        corpus, chdir: dir, env: RUNNER_ENV)
+      assert_equal 1, artifacts(artifacts_dir).size, run.output[-3000..]
+      assert_empty artifacts(artifacts_dir, "leak-")
+      logs = Dir.glob(File.join(dir, "fuzz-*.log")).map { |log| File.read(log) }.join
+      assert_match(/ArgumentError: planted bug/, logs)
+    end
+  end
+
+  def test_every_platform_sanitizer_is_mapped_or_refused
+    prerequisites!
+    in_tmpdir do |dir|
+      %w[coverage none introspector].each do |sanitizer|
+        out = build_and_move(File.join(dir, sanitizer), sanitizer:)
+        launcher = File.read(File.join(out, "fuzz_json"))
+        refute_match(/--sanitizer|ASAN_OPTIONS/, launcher, sanitizer)
+        refute File.exist?(File.join(out, "fuzz_json.options")), sanitizer
+        check = run_command(File.join(out, "fuzz_json"), "--", "-seed=1337", "-runs=4", env: RUNNER_ENV)
+        assert_match(/^Done 4 runs/, check.stderr, sanitizer)
+      end
+      out = build_and_move(File.join(dir, "undefined"), sanitizer: "undefined")
+      assert_match(/halt_on_error = 1/, File.read(File.join(out, "fuzz_json.options")))
+      assert_match(/--sanitizer=undefined/, File.read(File.join(out, "fuzz_json")))
+
+      refused = ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), "--out=#{dir}/x",
+                      env: { "SANITIZER" => "memory" })
+      assert_exit 2, refused
+      assert_match(/MemorySanitizer needs every library/, refused.stderr)
+    end
+  end
+
+  def test_seed_corpus_and_dictionary
+    prerequisites!
+    in_tmpdir do |dir|
+      seeds = File.join(dir, "seeds")
+      FileUtils.mkdir_p(File.join(seeds, "nested"))
+      File.write(File.join(seeds, "one"), "FU")
+      File.binwrite(File.join(seeds, "nested", "two"), "\x00\xFFbinary")
+      dict = File.join(dir, "words.dict")
+      File.write(dict, "\"FUZ!\"\n")
+      out = build_and_move(dir)
+      build = ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), "--name=hello", "--seed-corpus=#{seeds}",
+                    "--dict=#{dict}", "--out=#{out}")
+      assert_exit 0, build
+      assert_match(/2 seed input\(s\) in hello_seed_corpus\.zip/, build.stdout)
+      unzipped = File.join(dir, "unzipped")
+      assert_exit 0, run_command("unzip", "-q", "-d", unzipped, File.join(out, "hello_seed_corpus.zip"))
+      assert_equal "\x00\xFFbinary".b, File.binread(File.join(unzipped, "nested", "two"))
+      assert_equal "FU", File.read(File.join(unzipped, "one"))
+      assert_equal File.read(dict), File.read(File.join(out, "hello.dict"))
+    end
+  end
+
+  def test_the_earlier_command_line_still_works_after_being_moved
     search_test!
     in_tmpdir do |dir|
       out = File.join(dir, "out")
       build = ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), "--out=#{out}", "--copy-gems", chdir: dir)
       assert_exit 0, build
       assert_match(%r{wrote .*/out/hello$}, build.stdout)
-      assert File.executable?(File.join(out, "hello"))
       runner = File.join(dir, "runner")
       FileUtils.mv(out, runner)
       work = File.join(dir, "work")
@@ -25,10 +213,70 @@ class TestOssFuzz < Minitest::Test
     end
   end
 
+  # Trail of Bits' ruzzy 0.8 installed beside this gem (as in OSS-Fuzz's
+  # base-builder-ruby image, GEM_PATH=/install/ruzzy): RubyGems activates
+  # the highest version, this one, for `require "ruzzy"` and the command.
+  def test_an_installed_ruzzy_0_8_does_not_shadow_this_gem
+    in_tmpdir do |dir|
+      old = File.join(dir, "ruzzy-0.8")
+      FileUtils.mkdir_p(File.join(old, "lib"))
+      File.write(File.join(old, "lib", "ruzzy.rb"), "raise 'the old ruzzy was loaded'\n")
+      File.write(File.join(old, "ruzzy.gemspec"), <<~RUBY)
+        Gem::Specification.new do |spec|
+          spec.name = "ruzzy"
+          spec.version = "0.8.0"
+          spec.summary = "stand-in for Trail of Bits' ruzzy 0.8.0"
+          spec.authors = ["test"]
+          spec.files = ["lib/ruzzy.rb"]
+        end
+      RUBY
+      assert_exit 0, run_command("gem", "build", "ruzzy.gemspec", chdir: old)
+      install = File.join(dir, "install")
+      assert_exit 0, run_command("gem", "install", "--local", "--no-document", "--install-dir", install,
+                                 File.join(old, "ruzzy-0.8.0.gem"))
+      ours = ruby("-e", "print Gem.path.join(':')").stdout
+      env = { "GEM_PATH" => "#{install}:#{ours}" }
+      loaded = ruby("-rruzzy", "-e", "print Ruzzy::VERSION", env:)
+      assert_exit 0, loaded
+      assert_operator Gem::Version.new(loaded.stdout), :>, Gem::Version.new("0.8.0")
+      assert_match(/\Aruzzy \d+\.\d+/, ruzzy("--version", env:).stdout)
+    end
+  end
+
+  # OSS-Fuzz's clang keeps its runtimes in a directory per target triple
+  # (lib/x86_64-unknown-linux-gnu/libclang_rt.asan.a), Debian's in
+  # lib/linux/ (libclang_rt.asan-x86_64.a): the preloads build from either.
+  def test_sanitizer_preloads_build_with_per_target_runtime_directories
+    prerequisite!(system("command -v clang nm >/dev/null"), "clang and nm")
+    in_tmpdir do |dir|
+      resource = run_command("clang", "-print-resource-dir").stdout.strip
+      per_target = File.join(dir, "resource", "lib", "x86_64-unknown-linux-gnu")
+      FileUtils.mkdir_p(per_target)
+      FileUtils.ln_s(File.join(resource, "include"), File.join(dir, "resource", "include"))
+      Dir.glob(File.join(resource, "lib", "linux", "libclang_rt.*-x86_64.a")).each do |archive|
+        FileUtils.ln_s(archive, File.join(per_target, File.basename(archive).sub("-x86_64.a", ".a")))
+      end
+      clang = File.join(dir, "clang")
+      File.write(clang, "#!/bin/sh\nexec clang -resource-dir=#{dir}/resource \"$@\"\n")
+      File.chmod(0o755, clang)
+      output = File.join(dir, "built")
+      build = ruby(File.join(ROOT, "ext", "ruzzy", "build_sanitizers.rb"), output, env: { "RUZZY_CLANG" => clang })
+      assert_match(/^built: asan_with_fuzzer\.so$/, build.stdout)
+      assert_match(/^built: ubsan_with_fuzzer\.so$/, build.stdout)
+      symbols = run_command("nm", "-D", "--defined-only", File.join(output, "asan_with_fuzzer.so")).stdout
+      assert_match(/ T LLVMFuzzerRunDriver$/, symbols)
+      assert_match(/ T __asan_init$/, symbols)
+    end
+  end
+
   def test_bad_invocations
-    assert_exit 2, ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"))
+    assert_exit 2, ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), env: { "OUT" => "" })
     result = ruzzy("oss-fuzz-build", "nope.rb", "--out=/tmp/x")
     assert_exit 2, result
     assert_match(/no such harness file: nope\.rb/, result.stderr)
+    result = ruzzy("oss-fuzz-build", File.join(EXAMPLES, "hello.rb"), File.join(EXAMPLES, "maze.rb"), "--name=x",
+                   "--out=/tmp/x")
+    assert_exit 2, result
+    assert_match(/--name takes one harness/, result.stderr)
   end
 end

@@ -69,12 +69,29 @@ class SanitizerBuild
     false
   end
 
-  # Path of a compiler-rt archive, or nil.
+  # Path of a compiler-rt archive, or nil. Clang keeps its runtimes in one
+  # of two layouts: lib/linux/libclang_rt.NAME-x86_64.a (Debian's, Ubuntu's)
+  # or a directory per target triple, lib/x86_64-unknown-linux-gnu/
+  # libclang_rt.NAME.a (LLVM's own builds, OSS-Fuzz's clang). Clang finds
+  # files of the layout it was built for; the resource directory is searched
+  # for the other.
   def runtime(name)
-    file = "libclang_rt.#{name}-x86_64.a"
-    path, status = Open3.capture2(@clang, "-print-file-name=#{file}")
-    path = path.strip
-    status.success? && File.file?(path) ? path : nil
+    flat = "libclang_rt.#{name}-x86_64.a"
+    per_target = "libclang_rt.#{name}.a"
+    [flat, per_target].each do |file|
+      path = clang_output("-print-file-name=#{file}")
+      return path if path && File.file?(path)
+    end
+    resource = clang_output("-print-resource-dir")
+    return nil unless resource
+
+    [File.join(resource, "lib", "linux", flat), *Dir.glob(File.join(resource, "lib", "x86_64*-linux*", per_target))]
+      .find { |path| File.file?(path) }
+  end
+
+  def clang_output(*args)
+    output, status = Open3.capture2(@clang, *args)
+    status.success? ? output.strip : nil
   end
 
   def build_preload(name, archives, preinit, options_symbol, defaults)
@@ -95,12 +112,15 @@ class SanitizerBuild
             "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
   end
 
+  # Ruzzy.dummy's extension. Like ruzzy's own, it does not link libruby:
+  # its Ruby symbols come from the process that loads it, so it also loads
+  # into a Ruby built without --enable-shared (OSS-Fuzz's).
   def build_dummy
     source = File.expand_path("../dummy/dummy.c", __dir__)
     config = RbConfig::CONFIG
     compile("dummy.so", "-shared", "-fPIC", "-O1", "-g", "-fsanitize=address,fuzzer-no-link",
             "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}", source,
-            "-o", File.join(@output, "dummy.so"), "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split)
+            "-o", File.join(@output, "dummy.so"))
   end
 
   def compile(name, *args)

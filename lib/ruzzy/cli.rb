@@ -27,7 +27,7 @@ module Ruzzy
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
              ruzzy ci [--seconds=N] [PATH...]
-             ruzzy oss-fuzz-build HARNESS.rb --out=DIR [-I DIR]... [--sanitizer=NAME]
+             ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--sanitizer=NAME]
              ruzzy cov [-o REPORT_DIR] HARNESS.rb CORPUS...
 
       Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs

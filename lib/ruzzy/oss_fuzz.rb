@@ -4,40 +4,62 @@ require "fileutils"
 require "rbconfig"
 require "shellwords"
 require_relative "command_options"
+require_relative "oss_fuzz/platform"
+require_relative "oss_fuzz/seed_corpus"
+require_relative "version"
 
 module Ruzzy
-  # `ruzzy oss-fuzz-build`: turns a harness into what OSS-Fuzz and
-  # ClusterFuzzLite run, an executable fuzz target in $OUT.
+  # `ruzzy oss-fuzz-build`: turns harnesses into what OSS-Fuzz and
+  # ClusterFuzzLite run, executable fuzz targets in $OUT.
   #
-  #   ruzzy oss-fuzz-build fuzz_parser.rb --out=$OUT -I lib --sanitizer=address
+  #   ruzzy oss-fuzz-build fuzz/fuzz_*.rb -I lib          # in build.sh: $OUT and $SANITIZER
   #
-  # writes $OUT/fuzz_parser (a launcher) and copies, in $OUT/fuzz_parser.src/,
-  # the harness's directory (or --root=DIR, so require_relative keeps
-  # working) and the -I directories. The launcher runs the
-  # harness with the ruzzy command, the Ruby and gem directories of the
-  # build, the sanitizer preload, and whatever libFuzzer flags the platform
-  # passes. With --copy-gems the installed gems are copied into $OUT too, for
-  # runners that do not have the build's gem directory.
+  # For each harness it writes $OUT/NAME (a launcher the platforms' scripts
+  # find, check and run), NAME.options, and NAME_seed_corpus.zip and NAME.dict
+  # when asked; it copies the harness's directory (or --root) and the -I
+  # directories into $OUT/NAME.src, and the installed gems, ruzzy included,
+  # once into $OUT/ruzzy-gems. Nothing in $OUT refers to the build machine
+  # but the Ruby interpreter, which the runner images share with the builder;
+  # $OUT can be moved.
   class OssFuzz
     USAGE = <<~TEXT
-      Usage: ruzzy oss-fuzz-build HARNESS.rb --out=DIR [-I DIR]... [--root=DIR]
-                                  [--sanitizer=NAME] [--name=NAME] [--copy-gems]
+      Usage: ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--root=DIR]
+                                  [--sanitizer=NAME] [--name=NAME] [--seed-corpus=DIR]
+                                  [--dict=FILE]
+
+        --out=DIR          where the targets go (default: $OUT)
+        -I DIR             add DIR to the load path (copied into $OUT)
+        --root=DIR         copy DIR, not the harness's directory, as the target's sources
+        --sanitizer=NAME   address, undefined, coverage, introspector or none (default:
+                           $SANITIZER, else none); memory is refused
+        --name=NAME        the target's name (one harness only; default: the harness's)
+        --seed-corpus=DIR  zip DIR into NAME_seed_corpus.zip
+        --dict=FILE        copy FILE to NAME.dict
+        --copy-gems        accepted for compatibility: the gems are always copied
     TEXT
 
-    def initialize(argv, out:, err:)
+    # Where the gems go in $OUT, shared by every target.
+    GEMS_DIR = "ruzzy-gems"
+
+    # Parts of a gem directory a runner never needs.
+    SKIPPED_GEM_PARTS = %w[cache doc].freeze
+
+    def initialize(argv, out:, err:, env: ENV)
       @argv = argv.dup
       @out = out
       @err = err
+      @env = env
       @includes = []
-      @sanitizer = nil
-      @copy_gems = false
+      @sanitizer = env.fetch("SANITIZER", nil)
+      @sanitizer = nil if @sanitizer&.empty?
     end
 
     def run
-      harness = parse
-      return 0 unless harness
+      harnesses = parse
+      return 0 unless harnesses
 
-      build(harness)
+      gem_path = copy_gems
+      harnesses.each { |harness| build(harness, gem_path) }
       0
     end
 
@@ -45,31 +67,54 @@ module Ruzzy
 
     def parse
       parser = CommandOptions.parser("oss-fuzz-build")
-      parser.on("--out=DIR") { |dir| @dir = File.expand_path(dir) }
+      parser.on("--out=DIR") { |dir| @dir = dir }
       parser.on("--name=NAME") { |name| @name = name }
       parser.on("--root=DIR") { |dir| @root = dir }
-      parser.on("--copy-gems") { @copy_gems = true }
-      CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
+      parser.on("--copy-gems") { nil }
+      parser.on("--seed-corpus=DIR") { |dir| @seed_corpus = dir }
+      parser.on("--dict=FILE") { |file| @dict = file }
+      parser.on("--sanitizer=NAME") { |name| @sanitizer = name }
       parser.on("-I DIRECTORY") { |dir| @includes << dir }
       return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
-      raise CLI::UsageError, "oss-fuzz-build takes one harness, got #{@argv.join(" ")}" if @argv.size > 1
 
-      check(@argv.first)
+      check(@argv)
     end
 
-    def check(harness)
-      raise CLI::UsageError, "oss-fuzz-build needs a harness" unless harness
-      raise CLI::UsageError, "oss-fuzz-build: no such harness file: #{harness}" unless File.file?(harness)
-      raise CLI::UsageError, "oss-fuzz-build needs --out=DIR (the platform's $OUT)" unless @dir
+    def check(harnesses)
+      check_harnesses(harnesses)
+      @dir ||= @env.fetch("OUT", nil)
+      if @dir.to_s.empty?
+        raise CLI::UsageError,
+              "oss-fuzz-build needs --out=DIR or $OUT (the platform's output directory)"
+      end
 
-      @includes.each do |dir|
+      @dir = File.expand_path(@dir)
+      check_inputs
+      @preload = @sanitizer && OssFuzz::Platform.preload_for(@sanitizer)
+      Sanitizers.path!(@preload) if @preload
+      harnesses
+    rescue InvalidArgumentsError => e
+      raise CLI::UsageError, "oss-fuzz-build: #{e.message}"
+    end
+
+    def check_harnesses(harnesses)
+      raise CLI::UsageError, "oss-fuzz-build needs a harness" if harnesses.empty?
+      if @name && harnesses.size > 1
+        raise CLI::UsageError, "oss-fuzz-build: --name takes one harness, got #{harnesses.size}"
+      end
+
+      missing = harnesses.reject { |harness| File.file?(harness) }
+      raise CLI::UsageError, "oss-fuzz-build: no such harness file: #{missing.join(", ")}" unless missing.empty?
+    end
+
+    def check_inputs
+      [*@includes, *@root, *@seed_corpus].each do |dir|
         raise CLI::UsageError, "oss-fuzz-build: no such directory: #{dir}" unless File.directory?(dir)
       end
-      Sanitizers.path!(@sanitizer) if @sanitizer
-      harness
+      raise CLI::UsageError, "oss-fuzz-build: no such dictionary: #{@dict}" if @dict && !File.file?(@dict)
     end
 
-    def build(harness)
+    def build(harness, gem_path)
       name = @name || File.basename(harness, ".rb")
       root = File.expand_path(@root || File.dirname(harness))
       source = File.join(@dir, "#{name}.src")
@@ -78,11 +123,28 @@ module Ruzzy
       FileUtils.cp_r("#{root}/.", source)
       includes = @includes.each_with_index.map { |dir, index| include_path(dir, index, root, source) }
       harness_path = relative_to(File.expand_path(harness), root) || copy_outside(harness, source)
-      gem_path = @copy_gems ? copy_gems(name) : nil
+      write_launcher(name, harness_path, includes, gem_path)
+      write_extras(name)
+      @out.puts "ruzzy oss-fuzz-build: wrote #{File.join(@dir, name)}"
+    end
+
+    def write_launcher(name, harness, includes, gem_path)
       launcher = File.join(@dir, name)
-      File.write(launcher, script(name, harness_path, includes, gem_path))
+      File.write(launcher, script(name, harness, includes, gem_path))
       File.chmod(0o755, launcher)
-      @out.puts "ruzzy oss-fuzz-build: wrote #{launcher}"
+    end
+
+    # NAME.options always (the sanitizer options, for ClusterFuzz, which
+    # reads the file itself), NAME.dict and the seed corpus when asked.
+    def write_extras(name)
+      options = OssFuzz::Platform.options_file(@preload)
+      options_path = File.join(@dir, "#{name}.options")
+      options.empty? ? FileUtils.rm_f(options_path) : File.write(options_path, options)
+      FileUtils.cp(@dict, File.join(@dir, "#{name}.dict")) if @dict
+      return unless @seed_corpus
+
+      count = OssFuzz::SeedCorpus.write(@seed_corpus, File.join(@dir, "#{name}_seed_corpus.zip"))
+      @out.puts "ruzzy oss-fuzz-build: #{count} seed input(s) in #{name}_seed_corpus.zip"
     end
 
     # +path+ relative to +root+, or nil when it is outside.
@@ -106,31 +168,65 @@ module Ruzzy
       target
     end
 
-    def copy_gems(name)
-      target = File.join(@dir, "#{name}.gems")
+    # Copies every gem directory outside $OUT into $OUT/ruzzy-gems (the
+    # runner images have neither the builder's gem directories nor
+    # RubyGems' GEM_PATH); returns the target's gem path, relative to the
+    # launcher's directory. Gem directories already inside $OUT (the base
+    # image's GEM_HOME=$OUT/fuzz-gem) stay where they are.
+    def copy_gems
+      target = File.join(@dir, GEMS_DIR)
       FileUtils.rm_rf(target)
       FileUtils.mkdir_p(target)
-      Gem.path.select { |dir| File.directory?(dir) }.each { |dir| FileUtils.cp_r("#{dir}/.", target) }
-      target
+      inside = []
+      Gem.path.uniq.select { |dir| File.directory?(dir) }.each do |dir|
+        dir = File.expand_path(dir)
+        relative = relative_to(dir, @dir)
+        next inside << relative if relative
+
+        Dir.children(dir).reject { |part| SKIPPED_GEM_PARTS.include?(part) }.each do |part|
+          FileUtils.cp_r(File.join(dir, part), target)
+        end
+      end
+      [GEMS_DIR, *inside]
     end
 
-    def script(name, harness, includes, copied_gems)
-      options = @sanitizer ? ["--sanitizer=#{@sanitizer}"] : []
-      gem_path = copied_gems ? "$here/#{File.basename(copied_gems)}" : Gem.path.join(":")
-      spec = Gem::Specification.find_by_name("ruzzy")
-      exe = if copied_gems
-              "\"$here/#{File.basename(copied_gems)}/gems/#{spec.full_name}/exe/ruzzy\""
-            else
-              spec.bin_file("ruzzy").shellescape
-            end
+    # The ruzzy command inside $OUT: in the gem copy, or in the gem
+    # directory inside $OUT that holds it.
+    def ruzzy_exe
+      spec = Gem.loaded_specs["ruzzy"] || Gem::Specification.find_by_name("ruzzy")
+      base = relative_to(File.expand_path(spec.base_dir), @dir) || GEMS_DIR
+      File.join(base, "gems", spec.full_name, spec.bindir, "ruzzy")
+    rescue Gem::MissingSpecError
+      raise CLI::UsageError,
+            "oss-fuzz-build: ruzzy is not installed as a gem (gem install ruzzy), so it cannot be copied"
+    end
+
+    def environment_lines(gem_path)
+      lines = [
+        %(export GEM_HOME="$here/#{GEMS_DIR}"),
+        %(export GEM_PATH="#{gem_path.map { |dir| "$here/#{dir}" }.join(":")}")
+      ]
+      OssFuzz::Platform.runtime_options(@preload).each do |variable, options|
+        lines << %(export #{variable}="${#{variable}:+$#{variable}:}#{options}")
+      end
+      lines
+    end
+
+    def script(name, harness, includes, gem_path)
+      options = @preload ? ["--sanitizer=#{@preload}"] : []
+      includes = includes.map { |dir| %(-I "$here/#{name}.src/#{dir}") }
+      command = [%("$ruby"), %("$here/#{ruzzy_exe}"), *options, *includes, %("$here/#{name}.src/#{harness}"), '"$@"']
       <<~SH
         #!/bin/sh
-        # Generated by `ruzzy oss-fuzz-build`: runs #{name}.rb with ruzzy and the
-        # libFuzzer flags this script is given.
+        # #{OssFuzz::Platform::MARKER} for fuzzer detection.
+        # Written by `ruzzy oss-fuzz-build` (ruzzy #{VERSION}): runs #{harness} with ruzzy
+        # (sanitizer: #{@preload || "none"}) and the libFuzzer flags it is given. Everything it
+        # uses is in its own directory, wherever that is moved, but for Ruby itself.
         here=$(cd "$(dirname "$0")" && pwd)
-        source="$here/#{name}.src"
-        export GEM_PATH="#{gem_path}"
-        exec #{RbConfig.ruby.shellescape} #{exe} #{options.join(" ")} #{includes.map { |dir| "-I \"$source/#{dir}\"" }.join(" ")} "$source/#{harness}" "$@"
+        ruby=#{RbConfig.ruby.shellescape}
+        [ -x "$ruby" ] || ruby=ruby
+        #{environment_lines(gem_path).join("\n")}
+        exec #{command.join(" ")}
       SH
     end
   end

@@ -1,5 +1,5 @@
 # frozen_string_literal: true
 
 module Ruzzy
-  VERSION = "0.1.0"
+  VERSION = "1.0.0"
 end
