@@ -76,6 +76,13 @@ class TestOssFuzz < Minitest::Test
     moved
   end
 
+  # The moved $OUT and an empty corpus directory in +dir+.
+  def out_and_corpus(dir)
+    corpus = File.join(dir, "corpus")
+    FileUtils.mkdir_p(corpus)
+    [build_and_move(dir), corpus]
+  end
+
   # What targets_list and test_all.py take for fuzz targets in +out+.
   def platform_targets(out)
     Dir.children(out).sort.select do |name|
@@ -111,9 +118,7 @@ class TestOssFuzz < Minitest::Test
     search_test!
     prerequisites!
     in_tmpdir do |dir|
-      out = build_and_move(dir)
-      corpus = File.join(dir, "corpus")
-      FileUtils.mkdir_p(corpus)
+      out, corpus = out_and_corpus(dir)
       target = File.join(out, "fuzz_planted")
       found = run_command(target, "--", *RUN_FUZZER_FLAGS, "-seed=1", "-max_total_time=120", corpus,
                           chdir: out, env: RUNNER_ENV)
@@ -136,10 +141,9 @@ class TestOssFuzz < Minitest::Test
     search_test!
     prerequisites!
     in_tmpdir do |dir|
-      out = build_and_move(dir)
+      out, corpus = out_and_corpus(dir)
       artifacts_dir = File.join(dir, "artifacts")
-      corpus = File.join(dir, "corpus")
-      FileUtils.mkdir_p([artifacts_dir, corpus])
+      FileUtils.mkdir_p(artifacts_dir)
       run = run_command(File.join(out, "fuzz_planted"), "--", *RUN_FUZZER_FLAGS, *CLUSTERFUZZLITE_FLAGS,
                         "-artifact_prefix=#{artifacts_dir}/", "-max_total_time=120", "-jobs=2", "-workers=2",
                         corpus, chdir: dir, env: RUNNER_ENV)
