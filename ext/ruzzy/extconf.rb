@@ -7,29 +7,74 @@
 # extension (build_sanitizers.rb; never fails the install).
 #
 # Environment:
-#   CARGO                    cargo to use (default: cargo on PATH, then ~/.cargo/bin/cargo)
+#   CARGO                    cargo to use (default: the first recent enough cargo on PATH,
+#                            then ~/.cargo/bin/cargo)
+#   LIBCLANG_PATH            where libclang.so is, when not in the usual places
 #   RUZZY_CARGO_TARGET_DIR   keep build products there (faster rebuilds while developing)
 
 require "rbconfig"
 require "shellwords"
 
-def find_cargo
-  return ENV["CARGO"] if ENV["CARGO"] && !ENV["CARGO"].empty?
+# The Rust version the crate needs: rust-version in Cargo.toml.
+REQUIRED_RUST = File.read(File.join(__dir__, "Cargo.toml"))[/^rust-version\s*=\s*"([^"]+)"/, 1]
+PRECOMPILED = "Or install the precompiled gem, which needs no compiler: gem install ruzzy --platform x86_64-linux"
 
-  ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).each do |dir|
-    candidate = File.join(dir, "cargo")
-    return candidate if File.executable?(candidate)
-  end
+def executables(name)
+  ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, name) }
+     .select { |path| File.file?(path) && File.executable?(path) }
+end
+
+# cargo's version ("1.65.0"), or nil when it does not run.
+def cargo_version(cargo)
+  output = IO.popen([cargo, "--version"], err: %i[child out], &:read)
+  output[/\Acargo (\d+\.\d+(?:\.\d+)?)/, 1]
+rescue SystemCallError
+  nil
+end
+
+# CARGO when set; otherwise the first cargo on PATH, then ~/.cargo/bin (where
+# rustup puts it), that is recent enough. Aborts with what was found and how
+# to get a recent one.
+def find_cargo
+  explicit = ENV.fetch("CARGO", "")
   home = File.join(Dir.home, ".cargo", "bin", "cargo")
-  return home if File.executable?(home)
+  candidates = [explicit]
+  candidates = (executables("cargo") + [home]).uniq.select { |path| File.executable?(path) } if explicit.empty?
+  found = candidates.map { |path| [path, cargo_version(path)] }
+  usable = found.find { |_, version| version && Gem::Version.new(version) >= Gem::Version.new(REQUIRED_RUST) }
+  return usable.first if usable
+
+  seen = found.map { |path, version| "#{path} (#{version ? "cargo #{version}" : "does not run"})" }
+  abort <<~MSG
+    ruzzy: #{seen.empty? ? "cargo was not found" : "no recent enough cargo: #{seen.join(", ")}"}.
+    ruzzy's native core is written in Rust and needs Rust #{REQUIRED_RUST} or newer; the cargo packages
+    of Debian 12 and Ubuntu 22.04 are older. Install a current toolchain with rustup
+    (https://rustup.rs), then install ruzzy again with ~/.cargo/bin first on PATH (or CARGO=/path/to/cargo).
+    #{PRECOMPILED}
+  MSG
+end
+
+# bindgen (rb-sys) needs libclang to read Ruby's headers; clang-sys looks in
+# LIBCLANG_PATH, llvm-config's libdir and the usual library directories.
+def check_libclang
+  return if !ENV.fetch("LIBCLANG_PATH", "").empty? || !executables("llvm-config").empty?
+
+  dirs = %w[/usr/lib/llvm-*/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/lib]
+  return if dirs.any? { |dir| !Dir.glob(File.join(dir, "libclang{,-*}.so*")).empty? }
 
   abort <<~MSG
-    ruzzy: cargo was not found. ruzzy's native core is written in Rust.
-    Install a Rust toolchain (https://rustup.rs, or `apt-get install cargo`), or set CARGO=/path/to/cargo.
+    ruzzy: libclang was not found. Building ruzzy's native core reads Ruby's headers with it (bindgen).
+    Install clang (Debian/Ubuntu: apt-get install clang), or set LIBCLANG_PATH to the directory
+    that holds libclang.so, then install ruzzy again.
+    #{PRECOMPILED}
   MSG
 end
 
 cargo = find_cargo
+check_libclang
+# The rustc beside the cargo found (rustup's ~/.cargo/bin), not an older one on PATH.
+rustc = File.join(File.dirname(cargo), "rustc")
+rustc_env = ENV["RUSTC"].to_s.empty? && File.executable?(rustc) ? "RUSTC=#{rustc.shellescape} " : ""
 ext_dir = __dir__
 root = File.expand_path("../..", ext_dir)
 keep_target = ENV.fetch("RUZZY_CARGO_TARGET_DIR", "")
@@ -48,7 +93,7 @@ File.write("Makefile", <<~MAKE)
   all: ruzzy_ext.#{dlext} sanitizers/sanitizers.txt
 
   ruzzy_ext.#{dlext}:
-  \tcd #{root.shellescape} && RUBY=$(RUBY) CARGO_TARGET_DIR=#{target_dir.shellescape} $(CARGO) build --release --locked --manifest-path ext/ruzzy/Cargo.toml
+  \tcd #{root.shellescape} && #{rustc_env}RUBY=$(RUBY) CARGO_TARGET_DIR=#{target_dir.shellescape} $(CARGO) build --release --locked --manifest-path ext/ruzzy/Cargo.toml
   \tcp #{built.shellescape} ruzzy_ext.#{dlext}
 
   sanitizers/sanitizers.txt:

@@ -17,6 +17,12 @@ module Ruzzy
     # The Ruby version the precompiled set must match ("3.4").
     RUBY_MINOR = RUBY_VERSION[/\A\d+\.\d+/]
     EXTENSION = "ruzzy_ext.#{RbConfig::CONFIG.fetch("DLEXT", "so")}".freeze
+    # The oldest glibc the precompiled gem's shared objects load on (Debian
+    # 11, Ubuntu 20.04, OSS-Fuzz's images); bin/abi-check holds every shipped
+    # file to it.
+    GLIBC_BASELINE = "2.31"
+    FROM_SOURCE = "install the source gem instead, which builds on this machine with Rust " \
+                  "(https://rustup.rs) and clang: gem install ruzzy --platform ruby"
 
     module_function
 
@@ -35,16 +41,29 @@ module Ruzzy
     # none for this Ruby.
     def require_extension
       found = dir
-      return require(File.join(found, EXTENSION)) if found
+      return load_from(found) if found
 
       versions = precompiled_versions
       raise LoadError, "ruzzy has no native extension for Ruby #{RUBY_VERSION}" +
                        (if versions.empty?
                           ": reinstall it so it is built for this Ruby (gem pristine ruzzy)"
                         else
-                          " (this precompiled gem has #{versions.join(", ")}); install the source gem " \
-                            "instead: gem install ruzzy --platform ruby"
+                          " (this precompiled gem has #{versions.join(", ")}); #{FROM_SOURCE}"
                         end)
+    end
+
+    # Requires the extension in found_dir; the loader's own message (a
+    # missing glibc version, a wrong architecture) with what to do instead.
+    def load_from(found_dir)
+      path = File.join(found_dir, EXTENSION)
+      require(path)
+    rescue LoadError => e
+      hint = if File.basename(found_dir) == RUBY_MINOR
+               "the precompiled gem needs x86_64 Linux with glibc #{GLIBC_BASELINE} or newer; #{FROM_SOURCE}"
+             else
+               "reinstall ruzzy so it is built again for this system (gem pristine ruzzy)"
+             end
+      raise LoadError, "ruzzy's native extension cannot be loaded: #{e.message}\n#{hint}"
     end
   end
 end
