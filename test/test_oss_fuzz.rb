@@ -247,29 +247,67 @@ class TestOssFuzz < Minitest::Test
     end
   end
 
-  # OSS-Fuzz's clang keeps its runtimes in a directory per target triple
-  # (lib/x86_64-unknown-linux-gnu/libclang_rt.asan.a), Debian's in
-  # lib/linux/ (libclang_rt.asan-x86_64.a): the preloads build from either.
+  # A clang whose runtimes are in a directory per target triple, as
+  # OSS-Fuzz's are (lib/x86_64-unknown-linux-gnu/libclang_rt.asan.a), made
+  # from this machine's clang, whose runtimes are in lib/linux/
+  # (libclang_rt.asan-x86_64.a).
+  def per_target_clang(dir)
+    resource = run_command("clang", "-print-resource-dir").stdout.strip
+    per_target = File.join(dir, "resource", "lib", "x86_64-unknown-linux-gnu")
+    FileUtils.mkdir_p(per_target)
+    FileUtils.ln_s(File.join(resource, "include"), File.join(dir, "resource", "include"))
+    Dir.glob(File.join(resource, "lib", "linux", "libclang_rt.*-x86_64.a")).each do |archive|
+      FileUtils.ln_s(archive, File.join(per_target, File.basename(archive).sub("-x86_64.a", ".a")))
+    end
+    clang = File.join(dir, "clang")
+    File.write(clang, "#!/bin/sh\nexec clang -resource-dir=#{dir}/resource \"$@\"\n")
+    File.chmod(0o755, clang)
+    clang
+  end
+
   def test_sanitizer_preloads_build_with_per_target_runtime_directories
     prerequisite!(system("command -v clang nm >/dev/null"), "clang and nm")
     in_tmpdir do |dir|
-      resource = run_command("clang", "-print-resource-dir").stdout.strip
-      per_target = File.join(dir, "resource", "lib", "x86_64-unknown-linux-gnu")
-      FileUtils.mkdir_p(per_target)
-      FileUtils.ln_s(File.join(resource, "include"), File.join(dir, "resource", "include"))
-      Dir.glob(File.join(resource, "lib", "linux", "libclang_rt.*-x86_64.a")).each do |archive|
-        FileUtils.ln_s(archive, File.join(per_target, File.basename(archive).sub("-x86_64.a", ".a")))
-      end
-      clang = File.join(dir, "clang")
-      File.write(clang, "#!/bin/sh\nexec clang -resource-dir=#{dir}/resource \"$@\"\n")
-      File.chmod(0o755, clang)
       output = File.join(dir, "built")
-      build = ruby(File.join(ROOT, "ext", "ruzzy", "build_sanitizers.rb"), output, env: { "RUZZY_CLANG" => clang })
+      build = ruby(File.join(ROOT, "ext", "ruzzy", "build_sanitizers.rb"), output,
+                   env: { "RUZZY_CLANG" => per_target_clang(dir) })
       assert_match(/^built: asan_with_fuzzer\.so$/, build.stdout)
       assert_match(/^built: ubsan_with_fuzzer\.so$/, build.stdout)
       symbols = run_command("nm", "-D", "--defined-only", File.join(output, "asan_with_fuzzer.so")).stdout
       assert_match(/ T LLVMFuzzerRunDriver$/, symbols)
       assert_match(/ T __asan_init$/, symbols)
+    end
+  end
+
+  # build.sh runs with the image's clang as $CC: the preload in $OUT is
+  # rebuilt with it, so the runtime is the one that instrumented the
+  # project's C extensions; a $CC that cannot build it keeps the gem's own.
+  def test_preload_in_out_is_rebuilt_with_the_builds_clang
+    prerequisites!
+    prerequisite!(system("command -v clang >/dev/null"), "clang")
+    in_tmpdir do |dir|
+      write_project(dir)
+      out = File.join(dir, "out")
+      cc = File.join(dir, "clang-logged")
+      File.write(cc, "#!/bin/sh\necho \"$*\" >>#{dir}/cc.log\nexec #{per_target_clang(dir)} \"$@\"\n")
+      File.chmod(0o755, cc)
+      build = ruzzy("oss-fuzz-build", "fuzz/fuzz_planted.rb", "-I", "lib",
+                    chdir: dir, env: { "OUT" => out, "SANITIZER" => "address", "CC" => cc })
+      assert_exit 0, build
+      assert_match(/sanitizer preloads built with #{Regexp.escape(cc)} \(.*clang version/, build.stdout)
+      copied = Dir.glob(File.join(out, "ruzzy-gems", "gems", "ruzzy-*", "lib", "ruzzy", "**", "asan_with_fuzzer.so"))
+      assert_equal 1, copied.size
+      assert_match(/-shared .*-o \S+asan_with_fuzzer\.so .*libclang_rt\.asan\.a/, File.read(File.join(dir, "cc.log")))
+      check = run_command(File.join(out, "fuzz_planted"), "--", "-seed=1337", "-runs=4", env: RUNNER_ENV)
+      assert_match(/^Done 4 runs/, check.stderr)
+
+      kept = ruzzy("oss-fuzz-build", "fuzz/fuzz_planted.rb", "-I", "lib",
+                   chdir: dir, env: { "OUT" => out, "SANITIZER" => "address", "CC" => "/nonexistent/clang" })
+      assert_exit 0, kept
+      assert_match(%r{kept the gem's own sanitizer preloads \(/nonexistent/clang could not build them: missing: clang},
+                   kept.stdout)
+      assert File.binread(Ruzzy::Sanitizers.path("address")) == File.binread(copied.first),
+             "the copy in $OUT is not the gem's own preload"
     end
   end
 

@@ -5,6 +5,7 @@ require "rbconfig"
 require "shellwords"
 require_relative "command_options"
 require_relative "oss_fuzz/platform"
+require_relative "oss_fuzz/preloads"
 require_relative "oss_fuzz/seed_corpus"
 require_relative "version"
 
@@ -18,7 +19,8 @@ module Ruzzy
   # find, check and run), NAME.options, and NAME_seed_corpus.zip and NAME.dict
   # when asked; it copies the harness's directory (or --root) and the -I
   # directories into $OUT/NAME.src, and the installed gems, ruzzy included,
-  # once into $OUT/ruzzy-gems. Nothing in $OUT refers to the build machine
+  # once into $OUT/ruzzy-gems, and rebuilds the copy's sanitizer preload
+  # with the build's clang ($CC). Nothing in $OUT refers to the build machine
   # but the Ruby interpreter, which the runner images share with the builder;
   # $OUT can be moved.
   class OssFuzz
@@ -59,6 +61,7 @@ module Ruzzy
       return 0 unless harnesses
 
       gem_path = copy_gems
+      rebuild_preloads if @preload
       harnesses.each { |harness| build(harness, gem_path) }
       0
     end
@@ -190,15 +193,29 @@ module Ruzzy
       [GEMS_DIR, *inside]
     end
 
-    # The ruzzy command inside $OUT: in the gem copy, or in the gem
-    # directory inside $OUT that holds it.
-    def ruzzy_exe
+    # The ruzzy gem's directory inside $OUT (relative): in the gem copy, or
+    # in the gem directory inside $OUT that holds it.
+    def ruzzy_gem_dir
       spec = Gem.loaded_specs["ruzzy"] || Gem::Specification.find_by_name("ruzzy")
       base = relative_to(File.expand_path(spec.base_dir), @dir) || GEMS_DIR
-      File.join(base, "gems", spec.full_name, spec.bindir, "ruzzy")
+      [File.join(base, "gems", spec.full_name), spec]
     rescue Gem::MissingSpecError
       raise CLI::UsageError,
             "oss-fuzz-build: ruzzy is not installed as a gem (gem install ruzzy), so it cannot be copied"
+    end
+
+    def ruzzy_exe
+      dir, spec = ruzzy_gem_dir
+      File.join(dir, spec.bindir, "ruzzy")
+    end
+
+    # Rebuilds the preloads of the copy in $OUT with the build's clang.
+    def rebuild_preloads
+      dir, spec = ruzzy_gem_dir
+      native = relative_to(File.expand_path(Sanitizers.native_dir), File.expand_path(spec.full_gem_path))
+      return unless native
+
+      @out.puts "ruzzy oss-fuzz-build: #{Preloads.rebuild(File.join(@dir, dir, native), @env)}"
     end
 
     def environment_lines(gem_path)

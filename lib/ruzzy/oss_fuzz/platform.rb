@@ -15,15 +15,13 @@ module Ruzzy
       # contain this name.
       MARKER = "LLVMFuzzerTestOneInput"
 
-      # Sanitizer options a Ruby process needs, appended after the runner's
-      # own (the last occurrence of an option wins). The runner sets
-      # detect_leaks=1 (Ruby frees little at exit: every input would end in
-      # a leak report) and use_sigaltstack=1 (Ruby runs its own signal
-      # stack); ruzzy's preload sets these defaults too, but the runner's
-      # environment overrides a preload's defaults.
+      # The sanitizer options a Ruby process needs (Sanitizers::RUBY_OPTIONS),
+      # by the variable that carries them; appended after the runner's own
+      # (the last occurrence of an option wins), which set detect_leaks=1
+      # and use_sigaltstack=1 and override a preload's defaults.
       RUNTIME_OPTIONS = {
-        "address" => { "ASAN_OPTIONS" => "detect_leaks=0:use_sigaltstack=0:allocator_may_return_null=1" },
-        "undefined" => { "UBSAN_OPTIONS" => "halt_on_error=1:use_sigaltstack=0" }
+        "address" => { "ASAN_OPTIONS" => Sanitizers::RUBY_OPTIONS.fetch("address") },
+        "undefined" => { "UBSAN_OPTIONS" => Sanitizers::RUBY_OPTIONS.fetch("undefined") }
       }.freeze
 
       # The .options file sections that carry the same options, for
