@@ -23,7 +23,7 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = precompiled ? [">= 3.1", "< 3.5"] : ">= 3.1"
 
   source_files = Dir[
-    "lib/**/*.rb", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
+    "lib/**/*.{rb,c}", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
     "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.{md,png}", "examples/**/*"

@@ -16,13 +16,33 @@ module Ruzzy
     module_function
 
     # The fuzz target raised +error+ on +input+. libFuzzer writes the crash
-    # file next.
+    # file next. Returns the exception's frames in sanitizer form
+    # (crash_frames), which the native side prints after libFuzzer's own
+    # crash line.
     def report_exception(error, input = nil)
       text = describe_exception(error)
       text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
       text << reproduction(input) if input
       $stderr.write(text)
       $stderr.flush
+      error.is_a?(Exception) ? crash_frames(error) : ""
+    end
+
+    # Frames printed in sanitizer form.
+    CRASH_FRAMES = 32
+
+    # The innermost frames of +error+ as a sanitizer prints a stack trace
+    # ("    #0 0x0 in LABEL PATH:LINE"), for tools that group crashes by
+    # their top frames (ClusterFuzz's stack parser reads the frames that
+    # follow libFuzzer's "deadly signal" line). A Ruby frame has no machine
+    # address: 0x0 stands in.
+    def crash_frames(error)
+      frames = target_frames(error.backtrace || []).first(CRASH_FRAMES)
+      frames.each_with_index.map do |frame, index|
+        path, line, label = frame.match(/\A(.*?):(\d+):in (.*)\z/)&.captures
+        label = label.to_s.gsub(LABEL_QUOTES, "")
+        "    ##{index} 0x0 in #{label.empty? ? "<unknown>" : label} #{path || frame}:#{line || 0}\n"
+      end.join
     end
 
     # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).

@@ -38,6 +38,10 @@ module Ruzzy
       }
     C
 
+    # Prints a Ruby exception finding's frames where the preload's libFuzzer
+    # prints the native stack (see the file).
+    FRAME_PRINTER = File.expand_path("preload_frames.c", __dir__)
+
     # dummy: also build Ruzzy.dummy's extension (needs ext/dummy/dummy.c and
     # this Ruby's headers). quiet: do not print the status lines.
     def initialize(output_dir, clang: ENV.fetch("RUZZY_CLANG", "clang"), dummy: true, quiet: false)
@@ -131,7 +135,8 @@ module Ruzzy
       members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system("ar", "d", copy, member) }
       defaults_c = File.join(@work, "#{name}.defaults.c")
       File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n#{C23_STRTOL}")
-      compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c,
+      compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER,
+              "-Wl,--wrap=__sanitizer_print_stack_trace",
               "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
     end
 

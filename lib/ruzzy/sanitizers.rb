@@ -21,12 +21,14 @@ module Ruzzy
     # What a Ruby process needs from each runtime: no leak report at exit
     # (Ruby frees little then: every input would end in one), no alternate
     # signal stack (Ruby runs its own), null from a failed allocation rather
-    # than an abort (Ruby raises NoMemoryError), and UBSan stopping at the
-    # first error. The launchers of `ruzzy oss-fuzz-build` append them to the
-    # runner's ASAN_OPTIONS / UBSAN_OPTIONS, which would override them.
+    # than an abort (Ruby raises NoMemoryError), UBSan stopping at the
+    # first error, and SIGABRT left to libFuzzer (a Ruby exception finding
+    # aborts; libFuzzer's handler prints its frames, see crash_frames.rs).
+    # The launchers of `ruzzy oss-fuzz-build` append them to the runner's
+    # ASAN_OPTIONS / UBSAN_OPTIONS, which would override them.
     RUBY_OPTIONS = {
-      "address" => "detect_leaks=0:use_sigaltstack=0:allocator_may_return_null=1",
-      "undefined" => "halt_on_error=1:use_sigaltstack=0"
+      "address" => "detect_leaks=0:use_sigaltstack=0:allocator_may_return_null=1:handle_abort=0",
+      "undefined" => "halt_on_error=1:use_sigaltstack=0:handle_abort=0"
     }.freeze
     # The preloads' built-in defaults (ASAN_OPTIONS / UBSAN_OPTIONS
     # override them): the above, libFuzzer's exit status for a crash, and

@@ -1,8 +1,9 @@
 //! Reporting what went wrong with one input, then ending the process.
 //!
 //! A Ruby exception is a finding: it is described by `Ruzzy::Finding` (Ruby
-//! code, so the format lives beside the rest of the reporting), then the
-//! process aborts. libFuzzer's SIGABRT handler takes over from there: it
+//! code, so the format lives beside the rest of the reporting), its frames
+//! are kept for libFuzzer's stack-trace printout ([`crate::crash_frames`]),
+//! then the process aborts. libFuzzer's SIGABRT handler takes over from there: it
 //! writes the input as `crash-<sha1>` (honouring `-artifact_prefix` and
 //! `-exact_artifact_path`), prints its summary and exits with
 //! `-error_exitcode` (77 by default).
@@ -43,8 +44,15 @@ pub fn exception(error: VALUE, input: &[u8]) -> ! {
         let input = ruby.binary_string(input);
         ruby.call_class_method(FINDING, "report_exception", &[error, input])
     });
-    if described.is_err() {
-        fallback("report_exception");
+    match described {
+        // SAFETY: on the fuzzing thread, holding the GVL; no Ruby code runs
+        // while the returned String is read.
+        Ok(frames) => crate::crash_frames::keep(
+            unsafe { rb::value::Frame::enter() }
+                .string_bytes(frames)
+                .unwrap_or_default(),
+        ),
+        Err(_) => fallback("report_exception"),
     }
     std::process::abort()
 }

@@ -6,7 +6,8 @@
 //! - [`driver`]: `Ruzzy._fuzz`, hands control to libFuzzer exactly once,
 //!   through [`engine`] (a preloaded libFuzzer or the bundled copy);
 //! - [`callback`]: the per-input callback; [`finding`] and [`slow_inputs`]
-//!   report what went wrong; [`signals`], [`target_state`],
+//!   report what went wrong, [`crash_frames`] where crash-grouping tools
+//!   read it; [`signals`], [`target_state`],
 //!   [`ruby_backtrace`] and [`symbolize`] keep libFuzzer's crash and timeout
 //!   handling working inside Ruby;
 //! - [`coverage_hook`]: coverage events to the edge counters of
@@ -35,6 +36,7 @@ mod compare_hooks;
 mod compare_sites;
 mod compat;
 mod coverage_hook;
+mod crash_frames;
 mod custom_mutator;
 mod data_provider;
 mod detector_findings;
@@ -80,6 +82,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // SAFETY: an empty C function; calling it keeps sanitizer_callbacks.c
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
+    crash_frames::register_with_preload();
     location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     finding::configure(ruzzy)?;

@@ -7,7 +7,8 @@
 //! reached the counter (`in ruby path:line`).
 //!
 //! `__sanitizer_print_stack_trace` is called by libFuzzer on a crash or a
-//! timeout; while the target runs, it prints the Ruby backtrace.
+//! timeout: it prints a Ruby exception finding's frames
+//! ([`crate::crash_frames`]), or the Ruby backtrace while the target runs.
 //!
 //! Invariants: no allocation (output goes into libFuzzer's buffer or straight
 //! to stderr); never panics across the C boundary.
@@ -71,9 +72,13 @@ fn format_pc(pc: usize, fmt: &[u8], buffer: &mut [u8]) -> usize {
     cursor.position() as usize
 }
 
-/// Prints the Ruby backtrace of the running target (crash or timeout).
+/// Prints the frames of a Ruby exception finding, or else the Ruby
+/// backtrace of the running target (crash or timeout).
 #[no_mangle]
 pub extern "C" fn ruzzy_print_stack_trace() {
+    if crate::crash_frames::print() {
+        return;
+    }
     target_state::print_ruby_backtrace(
         "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n",
     );
