@@ -39,7 +39,11 @@ def find_cargo
   explicit = ENV.fetch("CARGO", "")
   home = File.join(Dir.home, ".cargo", "bin", "cargo")
   candidates = [explicit]
-  candidates = (executables("cargo") + [home]).uniq.select { |path| File.executable?(path) } if explicit.empty?
+  if explicit.empty?
+    # /bin and /usr/bin are one directory on merged-/usr systems: one entry per file.
+    candidates = (executables("cargo") + [home]).select { |path| File.executable?(path) }
+                                                .uniq { |path| File.realpath(path) }
+  end
   found = candidates.map { |path| [path, cargo_version(path)] }
   usable = found.find { |_, version| version && Gem::Version.new(version) >= Gem::Version.new(REQUIRED_RUST) }
   return usable.first if usable
