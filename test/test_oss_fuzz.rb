@@ -134,55 +134,64 @@ class TestOssFuzz < Minitest::Test
       crash = run_command(target, "--", *RUN_FUZZER_FLAGS, "-runs=100", File.join(out, artifacts(out).first),
                           chdir: out, env: RUNNER_ENV)
       assert_exit 77, crash
-      assert_equal ["parse", "block in <top (required)>"], crash_state(crash.stderr), crash.stderr
+      assert_equal %w[parse <top>], crash_state(crash.stderr), crash.stderr
     end
   end
 
   # ClusterFuzz's stack parser (google/clusterfuzz, src/clusterfuzz/
-  # stacktraces), restated: a crash line (libFuzzer's "deadly signal", or a
-  # sanitizer's "ERROR: ...Sanitizer") starts the crash over; the crash
-  # state is the function names of the first three sanitizer-style frames
-  # ("#N 0xADDR in FUNCTION FILE:LINE[:COL]") after it. Ruby 3.4 names
-  # methods with their owner ("Planted.parse"); that part is dropped here so
-  # the expectations hold on every Ruby.
+  # stacktraces), restated: a crash line (libFuzzer's "deadly signal" or
+  # "timeout", or a sanitizer's "ERROR: ...Sanitizer") starts the crash
+  # over; the crash state is the function names of the first three
+  # sanitizer-style frames ("#N 0xADDR in FUNCTION FILE:LINE[:COL]") after
+  # it, each cut at the first space, "(" or "[" and after the last "!".
+  # Ruby 3.4 names methods with their owner ("Planted.parse"); that part is
+  # dropped here so the expectations hold on every Ruby.
   def crash_state(log)
-    after = log.split(/^.*(?:ERROR:\s*libFuzzer:\s*deadly signal|ERROR: \w+Sanitizer:).*$/).last.to_s
-    after.scan(/^\s*#\d+\s+0x\h+\s+in\s+(.+) \S+:\d+(?::\d+)?$/).flatten.first(3)
-         .map { |name| name.sub(/(?<=\A|in )[A-Z]\w*[.#]/, "").sub("<main>", "<top (required)>") }
+    crash_line = /^.*(?:ERROR:\s*libFuzzer:\s*(?:deadly signal|timeout)|ERROR: \w+Sanitizer:).*$/
+    after = log.split(crash_line).last.to_s
+    after.scan(/^\s*#\d+\s+0x\h+\s+in\s+(.+) \S+:\d+(?::\d+)?$/).flatten.first(3).map do |name|
+      name.split("!").last.to_s[/\A[^ (\[]*/].sub(/\A[A-Z]\w*[.#]/, "")
+    end
   end
 
-  # Two different Ruby exceptions get two different crash states, made of
-  # their own Ruby frames, with and without a sanitizer preload (the
-  # runner's environment is covered by the planted bug's replay above).
-  def test_ruby_exceptions_are_grouped_by_their_ruby_frames
+  # Different Ruby bugs get different crash states, made of their own Ruby
+  # frames, with and without a sanitizer preload (the runner's environment
+  # is covered by the planted bug's replay above); a timeout too.
+  def test_ruby_findings_are_grouped_by_their_ruby_frames
     prerequisites!
     in_tmpdir do |dir|
-      File.write(File.join(dir, "two_bugs.rb"), <<~RUBY)
-        module TwoBugs
-          def self.header(data)
+      File.write(File.join(dir, "three_bugs.rb"), <<~RUBY)
+        module ThreeBugs
+          def self.header!(data)
             raise ArgumentError, "bad header" if data.start_with?("H")
           end
 
           def self.body(data)
             Integer(data) if data.start_with?("7")
           end
+
+          def self.spin(data)
+            loop { data.bytesize } if data.start_with?("L")
+          end
         end
       RUBY
-      harness = write_harness(dir, "require_relative 'two_bugs'\n" \
-                                   "Ruzzy.fuzz(->(data) { TwoBugs.header(data); TwoBugs.body(data); nil })\n")
-      inputs = { "header" => "Hx", "body" => "7x" }.to_h do |name, bytes|
-        path = File.join(dir, name)
-        File.write(path, bytes)
-        [name, path]
+      harness = write_harness(dir, "require_relative 'three_bugs'\n" \
+                                   "Ruzzy.fuzz(->(data) { ThreeBugs.header!(data); ThreeBugs.body(data); " \
+                                   "ThreeBugs.spin(data); nil })\n")
+      input = lambda do |bytes|
+        File.join(dir, bytes).tap { |path| File.write(path, bytes) }
       end
       [[], ["--sanitizer=address"]].each do |flags|
-        header = ruzzy(*flags, harness, inputs["header"])
+        header = ruzzy(*flags, harness, input.call("Hx"))
         assert_exit 77, header
-        assert_equal ["header", "block in <top (required)>"], crash_state(header.stderr), header.stderr
-        body = ruzzy(*flags, harness, inputs["body"])
+        assert_equal %w[header%21 <top>], crash_state(header.stderr), header.stderr
+        body = ruzzy(*flags, harness, input.call("7x"))
         assert_exit 77, body
         assert_includes crash_state(body.stderr), "body", body.stderr
       end
+      spin = ruzzy(harness, "-timeout=1", input.call("Lx"))
+      assert_exit 70, spin
+      assert_equal %w[bytesize spin loop], crash_state(spin.stderr), spin.stderr
     end
   end
 

@@ -37,11 +37,25 @@ module Ruzzy
     # follow libFuzzer's "deadly signal" line). A Ruby frame has no machine
     # address: 0x0 stands in.
     def crash_frames(error)
-      frames = target_frames(error.backtrace || []).first(CRASH_FRAMES)
-      frames.each_with_index.map do |frame, index|
+      sanitizer_frames(error.backtrace || [])
+    end
+
+    # The running target's frames in the same form (a timeout, reported at
+    # Ruby's next safe point).
+    def current_frames
+      sanitizer_frames(caller)
+    end
+
+    # +backtrace+ (Ruby's "path:line:in 'label'" strings, innermost first)
+    # as sanitizer-style frames. The function is one word, as a C symbol
+    # would be: ClusterFuzz keeps a frame's name up to the first space,
+    # "(" or "[" and after the last "!", so those are percent-encoded
+    # ("save%21"); "block in" decorations are dropped.
+    def sanitizer_frames(backtrace)
+      target_frames(backtrace).first(CRASH_FRAMES).each_with_index.map do |frame, index|
         path, line, label = frame.match(/\A(.*?):(\d+):in (.*)\z/)&.captures
-        label = label.to_s.gsub(LABEL_QUOTES, "")
-        "    ##{index} 0x0 in #{label.empty? ? "<unknown>" : label} #{path || frame}:#{line || 0}\n"
+        name = method_label(label).gsub(/[\s!()\[\]%]/) { |char| format("%%%02X", char.ord) }
+        "    ##{index} 0x0 in #{name.empty? ? "<unknown>" : name} #{path || frame}:#{line || 0}\n"
       end.join
     end
 
@@ -133,10 +147,14 @@ module Ruzzy
     # file:method of a frame, the same on every Ruby version.
     def normalize_frame(frame)
       path, label = frame.split(/:\d+:in /, 2)
-      label = label.to_s.gsub(LABEL_QUOTES, "")
-      label = label.sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "").sub(LABEL_OWNER, "")
-      label = "<top>" if ["<main>", "<top (required)>"].include?(label)
-      "#{File.basename(path.to_s)}:#{label}"
+      "#{File.basename(path.to_s)}:#{method_label(label).sub(LABEL_OWNER, "")}"
+    end
+
+    # The method a backtrace label names, without quotes or Ruby's "block
+    # in" decorations; the top level of any file is <top>.
+    def method_label(label)
+      label = label.to_s.gsub(LABEL_QUOTES, "").sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+      ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
     end
 
     # The commands that reproduce and minimise the finding.

@@ -14,11 +14,15 @@
 //! (registered through `ruzzy_preload_set_frame_printer`) when one is
 //! loaded.
 //!
+//! Timeouts take the same way: the frames of the target, read at Ruby's
+//! safe point after the alarm, follow libFuzzer's `timeout` line.
+//!
 //! Invariants: [`print`] runs in a signal handler: it only reads a static
 //! buffer and calls `write(2)`. [`keep`] runs once, on the fuzzing thread,
 //! before the abort; the buffer is never written again.
 
-use crate::rb::dl;
+use crate::finding::FINDING;
+use crate::rb::{self, dl, value::Frame};
 use crate::ruby_backtrace::write_stderr;
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
@@ -46,6 +50,22 @@ pub fn keep(frames: &[u8]) {
     // thread writes it (once).
     unsafe { (&mut *FRAMES.0.get())[..length].copy_from_slice(&frames[..length]) };
     LENGTH.store(length, Ordering::Release);
+}
+
+/// Keeps the running target's Ruby frames, formatted by
+/// `Ruzzy::Finding.current_frames` (a timeout, at Ruby's safe point: Ruby
+/// code may run there). Nothing is kept if formatting fails.
+pub fn keep_current() {
+    let frames = rb::protect(|ruby| ruby.call_class_method(FINDING, "current_frames", &[]));
+    if let Ok(frames) = frames {
+        // SAFETY: on the fuzzing thread, holding the GVL; no Ruby code runs
+        // while the String is read.
+        keep(
+            unsafe { Frame::enter() }
+                .string_bytes(frames)
+                .unwrap_or_default(),
+        );
+    }
 }
 
 /// How much of `frames` fits in `capacity` bytes, ending at a line end.

@@ -17,7 +17,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The Ruby class that formats reports (`lib/ruzzy/finding.rb`).
-const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
 
 /// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
 /// (`lib/ruzzy/exit_status.rb`), read when the extension loads.

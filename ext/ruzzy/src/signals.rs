@@ -288,6 +288,7 @@ fn finish_timeout() {
     }
     if target_state::claim_report() {
         ruby_backtrace::print_exact(TIMEOUT_HEADLINE);
+        crate::crash_frames::keep_current();
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
         forward(
