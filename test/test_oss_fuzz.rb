@@ -41,6 +41,23 @@ class TestOssFuzz < Minitest::Test
     end
   RUBY
 
+  # Two exceptions and a hang, in methods of their own.
+  THREE_BUGS = <<~RUBY
+    module ThreeBugs
+      def self.header!(data)
+        raise ArgumentError, "bad header" if data.start_with?("H")
+      end
+
+      def self.body(data)
+        Integer(data) if data.start_with?("7")
+      end
+
+      def self.spin(data)
+        loop { data.bytesize } if data.start_with?("L")
+      end
+    end
+  RUBY
+
   # A project as build.sh sees it: lib/ and fuzz/ with a harness that finds
   # the planted bug and one with no branch of its own (JSON's parser is C).
   def write_project(dir)
@@ -160,21 +177,7 @@ class TestOssFuzz < Minitest::Test
   def test_ruby_findings_are_grouped_by_their_ruby_frames
     prerequisites!
     in_tmpdir do |dir|
-      File.write(File.join(dir, "three_bugs.rb"), <<~RUBY)
-        module ThreeBugs
-          def self.header!(data)
-            raise ArgumentError, "bad header" if data.start_with?("H")
-          end
-
-          def self.body(data)
-            Integer(data) if data.start_with?("7")
-          end
-
-          def self.spin(data)
-            loop { data.bytesize } if data.start_with?("L")
-          end
-        end
-      RUBY
+      File.write(File.join(dir, "three_bugs.rb"), THREE_BUGS)
       harness = write_harness(dir, "require_relative 'three_bugs'\n" \
                                    "Ruzzy.fuzz(->(data) { ThreeBugs.header!(data); ThreeBugs.body(data); " \
                                    "ThreeBugs.spin(data); nil })\n")
