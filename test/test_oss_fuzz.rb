@@ -309,21 +309,10 @@ class TestOssFuzz < Minitest::Test
   end
 
   # A clang whose runtimes are in a directory per target triple, as
-  # OSS-Fuzz's are (lib/x86_64-unknown-linux-gnu/libclang_rt.asan.a), made
-  # from this machine's clang, whose runtimes are in lib/linux/
-  # (libclang_rt.asan-x86_64.a).
+  # OSS-Fuzz's are, made from this machine's clang (bin/per-target-clang).
   def per_target_clang(dir)
-    resource = run_command("clang", "-print-resource-dir").stdout.strip
-    per_target = File.join(dir, "resource", "lib", "x86_64-unknown-linux-gnu")
-    FileUtils.mkdir_p(per_target)
-    FileUtils.ln_s(File.join(resource, "include"), File.join(dir, "resource", "include"))
-    Dir.glob(File.join(resource, "lib", "linux", "libclang_rt.*-x86_64.a")).each do |archive|
-      FileUtils.ln_s(archive, File.join(per_target, File.basename(archive).sub("-x86_64.a", ".a")))
-    end
-    clang = File.join(dir, "clang")
-    File.write(clang, "#!/bin/sh\nexec clang -resource-dir=#{dir}/resource \"$@\"\n")
-    File.chmod(0o755, clang)
-    clang
+    assert_exit 0, run_command(File.join(ROOT, "bin", "per-target-clang"), dir)
+    File.join(dir, "clang")
   end
 
   def test_sanitizer_preloads_build_with_per_target_runtime_directories
