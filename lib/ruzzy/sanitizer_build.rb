@@ -23,20 +23,9 @@ module Ruzzy
     INSTALL_HINT = "install clang and its sanitizer runtimes (Debian/Ubuntu: apt-get install clang " \
                    "libclang-rt-14-dev), then reinstall ruzzy (gem pristine ruzzy)"
     LIBS = %w[-lpthread -ldl -lrt -lm -lstdc++].freeze
-    # A libFuzzer archive compiled against glibc 2.38 or newer (clang 18 and
-    # later on Debian 13) calls strtol and strtoul by their C23 names, which
-    # older glibcs lack. These local definitions let the preload load there
-    # too; the C23 functions differ only in also reading a "0b" prefix, which
-    # libFuzzer's flags and dictionaries never contain.
-    C23_STRTOL = <<~C
-      #include <stdlib.h>
-      __attribute__((visibility("hidden"))) long __isoc23_strtol(const char *s, char **end, int base) {
-        return strtol(s, end, base);
-      }
-      __attribute__((visibility("hidden"))) unsigned long __isoc23_strtoul(const char *s, char **end, int base) {
-        return strtoul(s, end, base);
-      }
-    C
+    # Keeps a preload built against a new glibc loading and working on
+    # glibc 2.31 (see the file).
+    GLIBC_COMPAT = File.expand_path("preload_glibc_compat.c", __dir__)
 
     # Prints a Ruby exception finding's frames where the preload's libFuzzer
     # prints the native stack (see the file).
@@ -134,8 +123,8 @@ module Ruzzy
       members, = Open3.capture2("ar", "t", copy)
       members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system("ar", "d", copy, member) }
       defaults_c = File.join(@work, "#{name}.defaults.c")
-      File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n#{C23_STRTOL}")
-      compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER,
+      File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
+      compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
               "-Wl,--wrap=__sanitizer_print_stack_trace",
               "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
     end
