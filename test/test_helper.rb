@@ -15,6 +15,9 @@ module RuzzyTestHelper
   # RUZZY_TEST_GC_STRESS=1 (rake test_gc_stress) runs each generated
   # harness's target under GC.stress, where native-boundary bugs show up.
   GC_STRESS = ENV["RUZZY_TEST_GC_STRESS"] == "1"
+  # RUZZY_TEST_QUICK=1 (bin/test --quick, rake test:quick) leaves out the
+  # search-budget tests, the suite's long tail.
+  QUICK = ENV["RUZZY_TEST_QUICK"] == "1"
   HARD_TIMEOUT = 300
 
   # Output and status of a finished child process.
@@ -102,9 +105,11 @@ module RuzzyTestHelper
 
   # Tests whose point is to find a bug within a search budget: under
   # GC.stress (hundreds of times slower) they cannot, and they test the
-  # search, not the native boundary, so they are skipped there.
+  # search, not the native boundary, so they are skipped there; the quick
+  # loop leaves them out too (the full bin/test and CI run them).
   def search_test!
     skip "a search-budget test; GC.stress runs check the native boundary only" if GC_STRESS
+    skip "a search-budget test: bin/test (not --quick) runs it" if QUICK
   end
 
   # Runs under GC.stress are much slower; scale fuzzing budgets down.
