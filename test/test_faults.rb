@@ -231,6 +231,23 @@ class TestFaults < Minitest::Test
     end
   end
 
+  # A panic in ruzzy's own native code (here a coverage hook, made to panic
+  # by the RUZZY_INJECT_PANIC test hook) is ruzzy's bug: reported as an
+  # internal error with its own exit status, and not saved as a crash of
+  # the target.
+  def test_a_panicking_hook_is_an_internal_error_not_a_finding
+    in_tmpdir do |dir|
+      harness = write_harness(dir, "Ruzzy.fuzz(->(data) { data.empty? ? 0 : 1 })")
+      result = ruzzy(harness, "-seed=1", "-runs=100", chdir: dir, env: { "RUZZY_INJECT_PANIC" => "coverage" })
+      assert_exit 3, result
+      assert_match(/internal error in ruzzy's native code \(a Rust panic: .*RUZZY_INJECT_PANIC=coverage/,
+                   result.stderr)
+      assert_match(/not a finding in the fuzz target: no crash file was written/, result.stderr)
+      refute_match(/deadly signal|uncaught Ruby exception/, result.stderr)
+      assert_equal ["harness.rb"], Dir.children(dir)
+    end
+  end
+
   private
 
   # A directory with a libFuzzer dictionary holding +word+, so the fuzzer

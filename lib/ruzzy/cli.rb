@@ -70,7 +70,8 @@ module Ruzzy
 
       Exit status: #{EXIT_OK} when the run ends without a finding, #{EXIT_FINDING} after a finding
       (libFuzzer's -error_exitcode; sanitizer reports too), #{EXIT_INTERRUPTED} when
-      interrupted, #{EXIT_HARNESS_ERROR} when the harness raises while loading, #{EXIT_USAGE} for usage errors.
+      interrupted, #{EXIT_HARNESS_ERROR} when the harness raises while loading, #{EXIT_USAGE} for usage errors,
+      #{EXIT_INTERNAL_ERROR} for an internal error in ruzzy itself (no crash file).
     TEXT
 
     # Raised for a command line ruzzy cannot act on.

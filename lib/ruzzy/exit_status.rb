@@ -3,7 +3,7 @@
 module Ruzzy
   # Exit statuses of ruzzy's processes and commands: the one place they are
   # defined, for the Ruby code and for the native extension (which reads
-  # EXIT_USAGE from here when it loads).
+  # EXIT_USAGE and EXIT_INTERNAL_ERROR from here when it loads).
 
   # The run ended without a finding (-runs or -max_total_time reached).
   EXIT_OK = 0
@@ -15,6 +15,10 @@ module Ruzzy
   # ruzzy was used wrongly: unknown command-line options, a missing harness,
   # a fuzz target returning something other than nil, 0 or -1.
   EXIT_USAGE = 2
+
+  # ruzzy's own native code failed (a Rust panic): a bug in ruzzy, not a
+  # finding; no crash file is written.
+  EXIT_INTERNAL_ERROR = 3
 
   # The run was interrupted (libFuzzer's -interrupted_exitcode).
   EXIT_INTERRUPTED = 72

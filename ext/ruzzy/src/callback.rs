@@ -9,7 +9,8 @@
 //! Invariants:
 //! - a Ruby exception never unwinds through libFuzzer: it is caught here and
 //!   handed to [`crate::finding`], which never returns;
-//! - a Rust panic never crosses into libFuzzer or Ruby (`catch_unwind`);
+//! - a Rust panic never crosses into libFuzzer or Ruby: the panic hook of
+//!   [`crate::internal_error`] ends the process before any unwinding;
 //! - the target is registered with the GC as a global (pinned, so
 //!   `GC.compact` never moves it) before the first call.
 
@@ -77,20 +78,17 @@ pub fn install_target(target: VALUE, ignoring: bool) {
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
     crate::signals::adopt_libfuzzer_handlers();
-    let outcome = std::panic::catch_unwind(|| {
-        let ran = run_target(data, size);
-        (ran, detector_findings::take())
-    });
-    match outcome {
-        Ok((_, Some(found))) if IGNORING.load(Ordering::Relaxed) && finding::ignored(found) => {
+    let ran = run_target(data, size);
+    match (ran, detector_findings::take()) {
+        (_, Some(found)) if IGNORING.load(Ordering::Relaxed) && finding::ignored(found) => {
             Verdict::Keep.code()
         }
-        Ok((_, Some(found))) => {
+        (_, Some(found)) => {
             // SAFETY: libFuzzer's input is still valid during this call.
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             finding::exception(found, input)
         }
-        Ok(((Ok(value), elapsed_ns), None)) => {
+        ((Ok(value), elapsed_ns), None) => {
             if let Some(median_ns) = slow_inputs::record(elapsed_ns) {
                 // SAFETY: libFuzzer's input is still valid during this call.
                 let input = unsafe { std::slice::from_raw_parts(data, size) };
@@ -101,17 +99,14 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
                 None => finding::bad_return(value),
             }
         }
-        Ok(((Err(error), _), None))
-            if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) =>
-        {
+        ((Err(error), _), None) if IGNORING.load(Ordering::Relaxed) && finding::ignored(error) => {
             Verdict::Keep.code()
         }
-        Ok(((Err(error), _), None)) => {
+        ((Err(error), _), None) => {
             // SAFETY: libFuzzer's input is still valid during this call.
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             finding::exception(error, input)
         }
-        Err(_) => finding::internal_panic(),
     }
 }
 

@@ -73,8 +73,12 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
-    rb::add_raw_event_hook(on_line_event, LINE_EVENT);
-    rb::add_raw_event_hook(on_branch_event, BRANCH_EVENT);
+    if crate::internal_error::panic_injected_at("coverage") {
+        rb::add_raw_event_hook(panicking_event, LINE_EVENT | BRANCH_EVENT);
+    } else {
+        rb::add_raw_event_hook(on_line_event, LINE_EVENT);
+        rb::add_raw_event_hook(on_branch_event, BRANCH_EVENT);
+    }
     rb::add_raw_event_hook(on_thread_begin, THREAD_BEGIN);
     true
 }
@@ -198,6 +202,15 @@ pub fn begin_input() {
     if let Some(coverage) = get() {
         coverage.map.reset_previous();
         coverage.map.touch(TARGET_CALLED);
+    }
+}
+
+/// The coverage hook of `RUZZY_INJECT_PANIC=coverage`
+/// ([`crate::internal_error`]): panics on the first event while the target
+/// runs an input, where libFuzzer would save a crash.
+unsafe extern "C" fn panicking_event(_data: VALUE, _arg: *mut rb_trace_arg_t) {
+    if crate::target_state::running_here() {
+        panic!("RUZZY_INJECT_PANIC=coverage");
     }
 }
 

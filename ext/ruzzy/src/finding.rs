@@ -86,16 +86,6 @@ pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
     exit_usage()
 }
 
-/// A Rust panic inside ruzzy itself. The input is still saved.
-pub fn internal_panic() -> ! {
-    let _ = writeln!(
-        std::io::stderr(),
-        "==ruzzy== ERROR: internal error in ruzzy's native code (a Rust panic). \
-         Please report it with the crash file written below."
-    );
-    std::process::abort()
-}
-
 fn report(method: &str, value: VALUE) {
     let formatted = rb::protect(|ruby| ruby.call_class_method(FINDING, method, &[value]));
     if formatted.is_err() {

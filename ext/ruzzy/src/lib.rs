@@ -23,6 +23,8 @@
 //!   structured inputs;
 //! - [`ruzzy_error`], [`compat`], [`sanitizer_stack`]: exceptions by their
 //!   Ruby tags, Ruzzy 0.8's functions, AddressSanitizer's stack;
+//! - [`internal_error`]: a panic in ruzzy's own code, reported as such and
+//!   never saved as the target's crash;
 //! - [`rb`]: the only module that calls the raw Ruby C API and libdl.
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
@@ -45,6 +47,7 @@ mod driver;
 mod engine;
 mod finding;
 mod fuzzed_data_provider;
+mod internal_error;
 mod iseq_cache;
 mod layout_probe;
 mod location;
@@ -85,6 +88,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     crash_frames::register_with_preload();
     location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
+    internal_error::install(ruzzy)?;
     finding::configure(ruzzy)?;
     ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
     ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
