@@ -240,7 +240,7 @@ class TestFaults < Minitest::Test
       harness = write_harness(dir, "Ruzzy.fuzz(->(data) { data.empty? ? 0 : 1 })")
       result = ruzzy(harness, "-seed=1", "-runs=100", chdir: dir, env: { "RUZZY_INJECT_PANIC" => "coverage" })
       assert_exit 3, result
-      assert_match(/internal error in ruzzy's native code \(a Rust panic: .*RUZZY_INJECT_PANIC=coverage/,
+      assert_match(/internal error in ruzzy's native code \(a Rust panic at \S+: RUZZY_INJECT_PANIC=coverage\)/,
                    result.stderr)
       assert_match(/not a finding in the fuzz target: no crash file was written/, result.stderr)
       refute_match(/deadly signal|uncaught Ruby exception/, result.stderr)

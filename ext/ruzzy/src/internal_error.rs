@@ -29,9 +29,19 @@ pub fn install(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
     use magnus::Module;
     EXIT_INTERNAL_ERROR.store(ruzzy.const_get("EXIT_INTERNAL_ERROR")?, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        let location = info
+            .location()
+            .map(|at| format!(" at {}:{}", at.file(), at.line()))
+            .unwrap_or_default();
         let _ = writeln!(
             std::io::stderr(),
-            "==ruzzy== ERROR: internal error in ruzzy's native code (a Rust panic: {info}).\n\
+            "==ruzzy== ERROR: internal error in ruzzy's native code (a Rust panic{location}: {message}).\n\
              ==ruzzy== This is a bug in ruzzy, not a finding in the fuzz target: no crash file was \
              written. Please report it with this message and the command that was running."
         );
