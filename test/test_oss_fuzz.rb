@@ -194,7 +194,8 @@ class TestOssFuzz < Minitest::Test
       end
       spin = ruzzy(harness, "-timeout=1", input.call("Lx"))
       assert_exit 70, spin
-      assert_equal %w[bytesize spin loop], crash_state(spin.stderr), spin.stderr
+      # Where the alarm lands differs (Ruby 3.4 shows no frame for bytesize).
+      assert_empty %w[spin loop] - crash_state(spin.stderr), spin.stderr
     end
   end
 
