@@ -60,25 +60,33 @@ static CONVERSIONS: Shared = Shared(UnsafeCell::new(Ring {
     next: 0,
 }));
 
-fn ring() -> &'static mut Ring {
-    // SAFETY: GVL held (module invariant); no reference outlives a hook.
-    unsafe { &mut *CONVERSIONS.0.get() }
+/// Runs `f` on the ring; no reference to it leaves `f`. Private, and no
+/// closure passed here calls it again, so the reference is the only one.
+fn with_ring<R>(f: impl FnOnce(&mut Ring) -> R) -> R {
+    // SAFETY: the GVL is held (module invariant), so one hook runs at a
+    // time, and `with_ring` is not re-entered from `f` (see above).
+    f(unsafe { &mut *CONVERSIONS.0.get() })
+}
+
+fn has_conversions() -> bool {
+    with_ring(|ring| ring.count > 0)
 }
 
 /// Forgets the conversions of the previous input.
 pub fn reset() {
-    ring().count = 0;
+    with_ring(|ring| ring.count = 0);
 }
 
 fn record(text: &[u8], value: Value) {
-    let ring = ring();
-    let len = text.len().min(TEXT);
-    let entry = &mut ring.entries[ring.next];
-    entry.value = value;
-    entry.text[..len].copy_from_slice(&text[..len]);
-    entry.len = len as u8;
-    ring.next = (ring.next + 1) % RING;
-    ring.count = (ring.count + 1).min(RING);
+    with_ring(|ring| {
+        let len = text.len().min(TEXT);
+        let entry = &mut ring.entries[ring.next];
+        entry.value = value;
+        entry.text[..len].copy_from_slice(&text[..len]);
+        entry.len = len as u8;
+        ring.next = (ring.next + 1) % RING;
+        ring.count = (ring.count + 1).min(RING);
+    });
 }
 
 /// Remembers that `text` converted to the Integer `value`.
@@ -94,14 +102,14 @@ pub fn record_float(text: &[u8], value: f64) {
 /// An Integer comparison of `a` with `b` (64-bit patterns).
 #[inline(always)]
 pub fn integers(site: SiteId, a: u64, b: u64) {
-    if ring().count == 0 || a == b {
+    if !has_conversions() || a == b {
         return;
     }
     for (mine, other) in [(a, b), (b, a)] {
-        if let Some(text) = converted(|value| matches!(value, Value::Integer(v) if v == mine)) {
+        if let Some(found) = converted(|value| matches!(value, Value::Integer(v) if v == mine)) {
             let mut digits = Digits::new();
             let _ = write!(digits, "{}", other as i64);
-            propose(site, text, digits.as_bytes());
+            propose(site, found.text(), digits.as_bytes());
         }
     }
 }
@@ -113,15 +121,15 @@ pub fn floats(site: SiteId, a: f64, b: f64) {
     }
     compare_sites::cmp8(site, a.to_bits(), b.to_bits());
     let mut from_text = false;
-    if ring().count > 0 {
+    if has_conversions() {
         for (mine, other) in [(a, b), (b, a)] {
             let matches = |value: Value| match value {
                 Value::Float(bits) => f64::from_bits(bits) == mine,
                 Value::Integer(v) => (v as i64) as f64 == mine,
             };
-            if let Some(text) = converted(matches) {
+            if let Some(found) = converted(matches) {
                 let digits = float_text(other);
-                propose(site, text, digits.as_bytes());
+                propose(site, found.text(), digits.as_bytes());
                 from_text = true;
             }
         }
@@ -168,14 +176,19 @@ fn as_number(text: &[u8], float: bool) -> Option<Digits> {
     Some(digits)
 }
 
-/// The text of the newest remembered conversion whose value `matches`.
-fn converted(matches: impl Fn(Value) -> bool) -> Option<&'static [u8]> {
-    let ring = ring();
-    (0..ring.count)
-        .map(|back| (ring.next + RING - 1 - back) % RING)
-        .map(|index| &ring.entries[index])
-        .find(|entry| matches(entry.value))
-        .map(|entry| &entry.text[..entry.len as usize])
+/// A copy of the newest remembered conversion whose value `matches`.
+fn converted(matches: impl Fn(Value) -> bool) -> Option<Conversion> {
+    with_ring(|ring| {
+        (0..ring.count)
+            .map(|back| ring.entries[(ring.next + RING - 1 - back) % RING])
+            .find(|entry| matches(entry.value))
+    })
+}
+
+impl Conversion {
+    fn text(&self) -> &[u8] {
+        &self.text[..self.len as usize]
+    }
 }
 
 /// The shortest decimal text of a Float, as Ruby writes the common ones
@@ -322,11 +335,9 @@ mod tests {
         record_integer(b"12", 12);
         record_integer(b"0012", 12);
         record_float(b"2.5", 2.5);
-        assert_eq!(
-            converted(|v| matches!(v, Value::Integer(12))),
-            Some(&b"0012"[..])
-        );
+        let found = converted(|v| matches!(v, Value::Integer(12)));
+        assert_eq!(found.as_ref().map(Conversion::text), Some(&b"0012"[..]));
         reset();
-        assert_eq!(converted(|_| true), None);
+        assert!(converted(|_| true).is_none());
     }
 }
