@@ -34,16 +34,16 @@ const MAX_BYTES: usize = 64;
 #[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".pushsection .text.ruzzy_cmp_stubs,\"ax\",@progbits",
-    ".balign 16",
+    ".balign {stub_bytes}",
     ".globl ruzzy_cmp_stubs",
     ".hidden ruzzy_cmp_stubs",
     "ruzzy_cmp_stubs:",
-    ".rept 4096",
+    ".rept {sites}",
     "sub rsp, 8",
     "call r11",
     "add rsp, 8",
     "ret",
-    ".balign 16",
+    ".balign {stub_bytes}",
     ".endr",
     ".globl ruzzy_call_via_stub",
     ".hidden ruzzy_call_via_stub",
@@ -51,6 +51,8 @@ std::arch::global_asm!(
     "mov r11, rdx",
     "jmp rcx",
     ".popsection",
+    sites = const SITES,
+    stub_bytes = const STUB_BYTES,
 );
 
 #[cfg(target_arch = "x86_64")]

@@ -2,8 +2,12 @@
 //!
 //! The Ruby side in front (`Ruzzy.fuzz`, `Ruzzy::Session`) owns defaults,
 //! validation, messages and documentation, and hands over what it read from
-//! libFuzzer's flags (`Ruzzy::LibFuzzerArgs`). This function only converts
-//! the arguments to C strings, refusing what libFuzzer would misread.
+//! libFuzzer's flags (`Ruzzy::LibFuzzerArgs`). This function refuses a
+//! second start and what libFuzzer would misread (NUL bytes, no program
+//! name, custom mutators with a preloaded libFuzzer), wires the pieces that
+//! run per input (target, custom mutators, timeout state, signal handlers,
+//! coverage registration), prints the engine's `INFO:` lines, and calls
+//! `LLVMFuzzerRunDriver` of the chosen [`crate::engine`].
 //!
 //! Invariants:
 //! - the driver starts at most once per process (libFuzzer cannot run twice);

@@ -8,8 +8,9 @@
 //! `-exact_artifact_path`), prints its summary and exits with
 //! `-error_exitcode` (77 by default).
 //!
-//! Invariant: every function here diverges, and none of them lets a Ruby
-//! exception escape (formatting runs under `rb_protect`).
+//! Invariants: every report (`exception`, `bad_return`, `harness_error`)
+//! diverges; nothing here lets a Ruby exception escape (formatting and
+//! `ignored?` run under `rb_protect`).
 
 use crate::rb;
 use rb_sys::VALUE;
