@@ -120,7 +120,7 @@ module Ruzzy
       raise InvalidArgumentsError, "max_size must be a positive Integer, got #{max_size.inspect}"
     end
 
-    _mutate(data, max_size)
+    Native._mutate(data, max_size)
   end
 
   # Turns on Ruby coverage, then requires +harness_script+ (which calls
@@ -174,7 +174,7 @@ module Ruzzy
 
   # The `INFO:` line naming the libFuzzer that Ruzzy.fuzz will run.
   def engine
-    _engine
+    Native._engine
   end
 
   private_class_method :require_dummy

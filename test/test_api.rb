@@ -30,7 +30,7 @@ class TestApi < Minitest::Test
       assert File.file?(path), path
       assert_equal Ruzzy::EXT_PATH.to_s, File.dirname(path)
     end
-    preloaded = ruby("-rruzzy", "-e", "p Ruzzy.c_libfuzzer_is_loaded, Ruzzy._engine",
+    preloaded = ruby("-rruzzy", "-e", "p Ruzzy.c_libfuzzer_is_loaded, Ruzzy::Native._engine",
                      env: { "LD_PRELOAD" => Ruzzy::ASAN_PATH, "ASAN_OPTIONS" => "detect_leaks=0" })
     assert_exit 0, preloaded
     assert_match(/\Atrue\n.*preloaded libFuzzer/, preloaded.stdout)
@@ -73,11 +73,11 @@ class TestApi < Minitest::Test
   # The native entry point never hands libFuzzer an argument it would
   # truncate, however it is called (Ruzzy.fuzz has checked them already).
   def test_native_entry_point_rejects_what_libfuzzer_cannot_take
-    fuzz = ->(words) { Ruzzy._fuzz(->(_) {}, Ruzzy::LibFuzzerArgs.new(words), false, nil, nil) }
+    fuzz = ->(words) { Ruzzy::Native._fuzz(->(_) {}, Ruzzy::LibFuzzerArgs.new(words), false, nil, nil) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call([]) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call(["a\0b"]) }
     assert_raises(TypeError) { fuzz.call(["prog", 1]) }
-    assert_raises(NoMethodError) { Ruzzy._fuzz(->(_) {}, ["prog"], false, nil, nil) }
+    assert_raises(NoMethodError) { Ruzzy::Native._fuzz(->(_) {}, ["prog"], false, nil, nil) }
   end
 
   def test_default_flags_unless_the_user_chose
@@ -128,7 +128,7 @@ class TestApi < Minitest::Test
   def test_finding_identity_is_the_same_for_every_ruby_backtrace_format
     before34 = ["/x/hello.rb:9:in `parse'", "/x/h.rb:2:in `block in <top (required)>'", "/r/ruzzy.rb:3:in `_fuzz'"]
     since34 = ["/x/hello.rb:9:in 'Hello.parse'", "/x/h.rb:2:in 'block in <top (required)>'",
-               "/r/ruzzy.rb:3:in 'Ruzzy._fuzz'"]
+               "/r/ruzzy.rb:3:in 'Ruzzy::Native._fuzz'"]
     tokens = [before34, since34].map do |backtrace|
       error = RuntimeError.new("x")
       error.set_backtrace(backtrace)

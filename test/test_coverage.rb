@@ -28,14 +28,14 @@ class TestCoverage < Minitest::Test
     inputs = ["", "a", "T", "Tabc", "xyz\\x00\\xff", "TTTTTTTT"]
     inputs.each do |input|
       GC.compact if ARGV.include?("--compact")
-      Ruzzy._clear_counters
+      Ruzzy::Native._clear_counters
       Target.walk(input.b)
-      puts Ruzzy._counters_hit.inspect
+      puts Ruzzy::Native._counters_hit.inspect
     end
     [true, false].each do |flag|
-      Ruzzy._clear_counters
+      Ruzzy::Native._clear_counters
       Target.arm(flag)
-      puts Ruzzy._counters_hit.inspect
+      puts Ruzzy::Native._counters_hit.inspect
     end
     puts Ruzzy::Coverage.info.inspect
   RUBY
@@ -88,9 +88,9 @@ class TestCoverage < Minitest::Test
     Ruzzy::Coverage.start
     require_relative "threaded"
     seen = Array.new(21) do
-      Ruzzy._clear_counters
+      Ruzzy::Native._clear_counters
       Threaded.run("abcdefgh\x01\x02".b)
-      Ruzzy._counters_hit
+      Ruzzy::Native._counters_hit
     end
     # The first call also reaches each line's one-shot counter.
     seen.shift
@@ -146,10 +146,10 @@ class TestCoverage < Minitest::Test
     Ruzzy::Coverage.start
     require_relative "once"
     3.times do
-      Ruzzy._clear_counters
+      Ruzzy::Native._clear_counters
       Once.straight("abc".b)
       Once.branchy("abc".b)
-      puts Ruzzy._counters_hit.inspect
+      puts Ruzzy::Native._counters_hit.inspect
     end
   RUBY
 

@@ -1,5 +1,9 @@
 # frozen_string_literal: true
 
+# The native test probes (Ruzzy::Native._counters_hit, _probe_iseq, ...)
+# exist only under this switch; child processes inherit it.
+ENV["RUZZY_TEST_PROBES"] = "1"
+
 require "minitest/autorun"
 require "json"
 require "open3"

@@ -36,7 +36,7 @@ class TestInterpreterLayout < Minitest::Test
     iseqs << RubyVM::InstructionSequence.of(Subjects.method(:single))
     iseqs << RubyVM::InstructionSequence.of(proc { |x, y| x })
     iseqs.each do |iseq|
-      read = Ruzzy._probe_iseq(iseq)
+      read = Ruzzy::Native._probe_iseq(iseq)
       misc = iseq.to_a[4]
       public_api = {
         wrapper_matches: true,
@@ -46,9 +46,9 @@ class TestInterpreterLayout < Minitest::Test
       }
       puts JSON.generate([read, public_api])
     end
-    def caller_probe = Ruzzy._probe_caller
+    def caller_probe = Ruzzy::Native._probe_caller
     puts JSON.generate(["caller", caller_probe, __FILE__, __LINE__ - 1])
-    puts JSON.generate(["block", [1].map { Ruzzy._probe_caller }.first, __FILE__, __LINE__])
+    puts JSON.generate(["block", [1].map { Ruzzy::Native._probe_caller }.first, __FILE__, __LINE__])
   RUBY
 
   def probe(env: {}, args: [])

@@ -35,7 +35,7 @@ module Ruzzy
       end
 
       setup_interpreter_coverage
-      started = Ruzzy._start_coverage(map_size, includes, excludes)
+      started = Ruzzy::Native._start_coverage(map_size, includes, excludes)
       LiteralDictionary.start if started
       started
     end
@@ -50,7 +50,7 @@ module Ruzzy
       return nil unless info&.fetch(:fitted)
 
       units = instrumented_units
-      size = Ruzzy._fit_coverage(units)
+      size = Ruzzy::Native._fit_coverage(units)
       if size
         what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
         warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
@@ -65,7 +65,7 @@ module Ruzzy
       return nil unless ::Coverage.running?
 
       ::Coverage.peek_result.sum do |path, result|
-        next 0 unless Ruzzy._instrumented_path?(path)
+        next 0 unless Ruzzy::Native._instrumented_path?(path)
 
         code_lines(path) + branch_arms(result)
       end
@@ -92,7 +92,7 @@ module Ruzzy
 
     # Whether coverage is running.
     def running?
-      !Ruzzy._coverage_info.nil?
+      !Ruzzy::Native._coverage_info.nil?
     end
 
     # Facts about the running coverage: :map_size, :fitted (whether the map
@@ -100,12 +100,12 @@ module Ruzzy
     # branches on one line are told apart), :counters_ever_hit. nil when
     # coverage is not running.
     def info
-      Ruzzy._coverage_info
+      Ruzzy::Native._coverage_info
     end
 
     # "path:line" of the first Ruby location that reached counter +index+.
     def location_of(index)
-      Ruzzy._counter_location(index)
+      Ruzzy::Native._counter_location(index)
     end
 
     def patterns(value, name)

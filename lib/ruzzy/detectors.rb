@@ -132,7 +132,7 @@ module Ruzzy
     def report(finding)
       return if own_call?
 
-      Ruzzy._detector_report(finding)
+      Ruzzy::Native._detector_report(finding)
       raise finding
     end
 
@@ -150,7 +150,7 @@ module Ruzzy
     # Reports the canary forms +words+ to libFuzzer as searched for in
     # +value+ (a String; anything else is ignored).
     def guide(value, words)
-      Ruzzy._guide_towards(value, words)
+      Ruzzy::Native._guide_towards(value, words)
     end
 
     # +value+ as a path String (Pathname and other #to_path objects), or nil.

@@ -171,7 +171,7 @@ module Ruzzy
     # every finding, and is left out, as are ruzzy's own frames (the fuzz
     # test wrapper).
     def target_frames(backtrace)
-      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy\.)?_fuzz'\z/) }
+      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) }
       (cut ? backtrace.first(cut) : backtrace).reject { |frame| frame.start_with?(OWN_FILES) }
     end
 

@@ -44,7 +44,7 @@ module Ruzzy
         next unless tp.eval_script.nil?
 
         iseq = tp.instruction_sequence
-        @compiled << iseq if Ruzzy._instrumented_path?(iseq.absolute_path || iseq.path)
+        @compiled << iseq if Ruzzy::Native._instrumented_path?(iseq.absolute_path || iseq.path)
       end
       @tracepoint.enable
     end
@@ -153,7 +153,7 @@ module Ruzzy
       case value
       when String then add(value, found)
       when Symbol then add(value.name, found)
-      when Regexp then Ruzzy._regexp_words(value).each { |word| add(word, found) }
+      when Regexp then Ruzzy::Native._regexp_words(value).each { |word| add(word, found) }
       when Array then value.each { |item| literal(item, found) }
       when Hash
         # A call's own data ({mid:, flag:, orig_argc:}) is not a literal.

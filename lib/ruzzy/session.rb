@@ -123,14 +123,14 @@ module Ruzzy
     # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
     # leaves behind whenever Ruby raises (see ext/ruzzy/src/sanitizer_stack.rs).
     def clear_stack_poisoning_on_raise
-      return unless Ruzzy._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
+      return unless Ruzzy::Native._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
 
-      @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy._clear_stack_poisoning }.tap(&:enable)
+      @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
       warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
     end
 
     def run_driver(target, args, mutator, crossover)
-      status = Ruzzy._fuzz(target, args, !@expected.empty?, mutator, crossover)
+      status = Ruzzy::Native._fuzz(target, args, !@expected.empty?, mutator, crossover)
       # The driver returns only in modes that do not fuzz in this process
       # (-help=1, -jobs/-workers); a failed job ends the process the same
       # way a finding does.

@@ -1,11 +1,11 @@
 //! Ruby coverage events to libFuzzer edge counters.
 //!
-//! `Ruzzy._start_coverage(map_size, includes, excludes)` allocates the edge
+//! `Ruzzy::Native._start_coverage(map_size, includes, excludes)` allocates the edge
 //! map and locator and adds one event hook for the interpreter's internal
 //! line and branch coverage events. Those events fire only for code compiled
 //! after `Coverage.setup` (done by the Ruby caller), so code loaded earlier,
 //! ruzzy itself and RubyGems included, is never instrumented. When fuzzing
-//! starts, `Ruzzy._fit_coverage` sizes the map to the code loaded by then
+//! starts, `Ruzzy::Native._fit_coverage` sizes the map to the code loaded by then
 //! and the driver registers the counters and PC table with libFuzzer.
 //!
 //! Invariants: started at most once per process; the map's size is fixed
@@ -51,7 +51,7 @@ pub fn get() -> Option<&'static Coverage> {
     COVERAGE.get()
 }
 
-/// `Ruzzy._start_coverage(map_size, includes, excludes)`: `map_size`
+/// `Ruzzy::Native._start_coverage(map_size, includes, excludes)`: `map_size`
 /// counters, or nil for a map fitted to the code when fuzzing starts
 /// ([`fit`]).
 pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<String>) -> bool {
@@ -83,7 +83,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     true
 }
 
-/// `Ruzzy._fit_coverage(units)`: uses as many counters as `units` of
+/// `Ruzzy::Native._fit_coverage(units)`: uses as many counters as `units` of
 /// instrumented code (executable lines and branch arms) need, or the
 /// default number when `units` is nil. Returns the number of counters,
 /// or nil when there is nothing to fit: coverage is not running, was
@@ -108,13 +108,13 @@ pub fn register() {
     }
 }
 
-/// `Ruzzy._instrumented_path?(path)`: whether the include and exclude
+/// `Ruzzy::Native._instrumented_path?(path)`: whether the include and exclude
 /// patterns let coverage instrument `path` (false when coverage is off).
 pub fn instrumented_path(path: String) -> bool {
     get().is_some_and(|coverage| coverage.locator.paths.decide(path.as_bytes()))
 }
 
-/// `Ruzzy._coverage_info`: facts about the running coverage, for docs and tests.
+/// `Ruzzy::Native._coverage_info`: facts about the running coverage, for docs and tests.
 pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     let Some(coverage) = get() else {
         return Ok(None);
@@ -131,7 +131,7 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     Ok(Some(hash))
 }
 
-/// `Ruzzy._counters_hit`: indices of counters that are non-zero right now.
+/// `Ruzzy::Native._counters_hit`: indices of counters that are non-zero right now.
 pub fn counters_hit(ruby: &Ruby) -> RArray {
     let array = ruby.ary_new();
     if let Some(coverage) = get() {
@@ -144,7 +144,7 @@ pub fn counters_hit(ruby: &Ruby) -> RArray {
     array
 }
 
-/// `Ruzzy._clear_counters`: zeroes every counter (what libFuzzer does
+/// `Ruzzy::Native._clear_counters`: zeroes every counter (what libFuzzer does
 /// between inputs), for replaying inputs outside libFuzzer.
 pub fn clear_counters() {
     if let Some(coverage) = get() {
@@ -155,7 +155,7 @@ pub fn clear_counters() {
     }
 }
 
-/// `Ruzzy._counter_location(index)`: "path:line" of the first location
+/// `Ruzzy::Native._counter_location(index)`: "path:line" of the first location
 /// that reached a counter, or nil.
 pub fn counter_location(index: usize) -> Option<String> {
     describe(index).map(|(path, line)| format!("{}:{line}", String::from_utf8_lossy(path)))

@@ -146,7 +146,7 @@ pub extern "C" fn ruzzy_custom_crossover(
     call_into(&CROSSOVER, "crossover", args, out, max_out_size)
 }
 
-/// `Ruzzy._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
+/// `Ruzzy::Native._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
 pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<Value, Error> {
     if !DRIVER_STARTED.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
         return Err(Error::new(

@@ -2,7 +2,7 @@
 //! input ends, and the native half of the ReDoS detector.
 //!
 //! A detector that sees a dangerous call records its finding here
-//! (`Ruzzy._detector_report`) before raising it at the call, so the code
+//! (`Ruzzy::Native._detector_report`) before raising it at the call, so the code
 //! under test cannot hide it with a `rescue`: the callback takes it when
 //! the target returns, whatever the target did with the exception.
 //!
@@ -68,7 +68,7 @@ fn register_globals() {
     });
 }
 
-/// `Ruzzy._detector_report(finding)`: holds `finding` (an exception) for
+/// `Ruzzy::Native._detector_report(finding)`: holds `finding` (an exception) for
 /// the callback, unless one is already held for this input.
 pub fn report(finding: magnus::Value) {
     register_globals();
@@ -80,7 +80,7 @@ pub fn report(finding: magnus::Value) {
     );
 }
 
-/// `Ruzzy._watch_regexp_timeouts(klass)`: from now on the first `klass`
+/// `Ruzzy::Native._watch_regexp_timeouts(klass)`: from now on the first `klass`
 /// (Regexp::TimeoutError) raised during an input is a finding.
 pub fn watch_regexp_timeouts(klass: magnus::RClass) {
     register_globals();
@@ -95,7 +95,7 @@ fn watch_raises() {
     HOOKED.call_once(|| rb::add_raw_event_hook(on_raise, rb_sys::RUBY_EVENT_RAISE));
 }
 
-/// `Ruzzy._time_regexp_matches`: from now on hooked matches are counted,
+/// `Ruzzy::Native._time_regexp_matches`: from now on hooked matches are counted,
 /// for the watchdog (Rubies without Regexp.timeout).
 pub fn time_regexp_matches() {
     register_globals();
@@ -104,7 +104,7 @@ pub fn time_regexp_matches() {
     watch_raises();
 }
 
-/// `Ruzzy._running_match`: the pattern of the hooked match running now
+/// `Ruzzy::Native._running_match`: the pattern of the hooked match running now
 /// and its number (the same number on a later call: the same match is
 /// still running), or nil when none runs.
 pub fn running_match() -> Option<(magnus::Value, u64)> {
@@ -119,7 +119,7 @@ pub fn running_match() -> Option<(magnus::Value, u64)> {
     Some((pattern, MATCHES_STARTED.load(Ordering::Relaxed)))
 }
 
-/// `Ruzzy._guide_missing_names(canary)`: from now on a NameError's name
+/// `Ruzzy::Native._guide_missing_names(canary)`: from now on a NameError's name
 /// is compared with `canary`, the canary method's name.
 pub fn guide_missing_names(canary: magnus::RString) {
     register_globals();

@@ -1,5 +1,5 @@
 //! Comparison feedback that steers inputs towards the detectors' canaries
-//! (`Ruzzy._guide_towards`, `Ruzzy._guide_equal`), as Jazzer's
+//! (`Ruzzy::Native._guide_towards`, `Ruzzy::Native._guide_equal`), as Jazzer's
 //! `guideTowardsContainment` and `guideTowardsEquality` do: a sink that got
 //! a String reports it against the canary forms that would make it a
 //! finding, and libFuzzer inserts them into new inputs. Each form goes both
@@ -30,7 +30,7 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The forms code is compared with (an Array of Strings), nil until
-/// `Ruzzy._guide_code` sets them.
+/// `Ruzzy::Native._guide_code` sets them.
 static CODE_WORDS: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 
 /// Reports a search for each String of `needles` in `value`, and a
@@ -55,7 +55,7 @@ fn towards(frame: &Frame, haystack: &[u8], needles: RArray) {
     }
 }
 
-/// `Ruzzy._guide_code(words)`: the forms code given to the eval hooks is
+/// `Ruzzy::Native._guide_code(words)`: the forms code given to the eval hooks is
 /// compared with (a frozen Array of Strings, kept for the process).
 pub fn guide_code(words: RArray) {
     if CODE_WORDS.swap(words.as_raw() as usize, Ordering::Relaxed) as VALUE == rb::QNIL {

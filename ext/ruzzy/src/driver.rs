@@ -1,4 +1,4 @@
-//! `Ruzzy._fuzz`: hands control to libFuzzer, exactly once.
+//! `Ruzzy::Native._fuzz`: hands control to libFuzzer, exactly once.
 //!
 //! The Ruby side in front (`Ruzzy.fuzz`, `Ruzzy::Session`) owns defaults,
 //! validation, messages and documentation, and hands over what it read from
@@ -26,12 +26,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static STARTED: AtomicBool = AtomicBool::new(false);
 
-/// `Ruzzy._engine`: the `INFO:` line naming the libFuzzer that will run.
+/// `Ruzzy::Native._engine`: the `INFO:` line naming the libFuzzer that will run.
 pub fn engine_description() -> String {
     engine::get().describe()
 }
 
-/// `Ruzzy._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
+/// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
 /// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
 /// read it (`to_a`, `timeout` in seconds, `runs_children?`). Returns
 /// libFuzzer's status in the rare cases where the driver returns (for

@@ -204,44 +204,28 @@ pub fn define(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
     // warn "undefining the allocator of T_DATA class" on the first one.
     class.undef_default_alloc_func();
     class.define_singleton_method("new", method!(FuzzedDataProvider::new_ruzzy, 1))?;
-    class.define_method(
-        "remaining_bytes",
-        method!(FuzzedDataProvider::remaining_bytes, 0),
-    )?;
-    class.define_method(
-        "consume_bytes",
-        method!(FuzzedDataProvider::consume_bytes, 1),
-    )?;
-    class.define_method(
-        "consume_remaining_bytes",
-        method!(FuzzedDataProvider::consume_remaining_bytes, 0),
-    )?;
-    class.define_method(
-        "consume_remaining_as_string",
-        method!(FuzzedDataProvider::consume_remaining_bytes, 0),
-    )?;
+    // Each `NAME => method, arity` becomes a public method of the class.
+    macro_rules! methods {
+        ($($name:literal => $function:ident, $arity:tt;)*) => {
+            $( class.define_method($name, method!(FuzzedDataProvider::$function, $arity))?; )*
+        };
+    }
+    methods! {
+        "remaining_bytes" => remaining_bytes, 0;
+        "consume_bytes" => consume_bytes, 1;
+        "consume_remaining_bytes" => consume_remaining_bytes, 0;
+        "consume_remaining_as_string" => consume_remaining_bytes, 0;
+        "consume_uint" => consume_uint, 1;
+        "consume_int" => consume_int, 1;
+        "consume_int_in_range" => consume_int_in_range, 2;
+        "consume_bool" => consume_bool, 0;
+        "consume_probability" => consume_probability, 0;
+        "consume_float" => consume_float, 0;
+        "consume_float_in_range" => consume_float_in_range, 2;
+    }
     class.define_method(
         "consume_random_length_string",
         method!(FuzzedDataProvider::consume_random_length_string, -1),
-    )?;
-    class.define_method("consume_uint", method!(FuzzedDataProvider::consume_uint, 1))?;
-    class.define_method("consume_int", method!(FuzzedDataProvider::consume_int, 1))?;
-    class.define_method(
-        "consume_int_in_range",
-        method!(FuzzedDataProvider::consume_int_in_range, 2),
-    )?;
-    class.define_method("consume_bool", method!(FuzzedDataProvider::consume_bool, 0))?;
-    class.define_method(
-        "consume_probability",
-        method!(FuzzedDataProvider::consume_probability, 0),
-    )?;
-    class.define_method(
-        "consume_float",
-        method!(FuzzedDataProvider::consume_float, 0),
-    )?;
-    class.define_method(
-        "consume_float_in_range",
-        method!(FuzzedDataProvider::consume_float_in_range, 2),
     )?;
     class.define_private_method(
         "_consume_unicode",

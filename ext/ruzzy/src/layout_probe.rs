@@ -1,8 +1,8 @@
 //! Test probes: what the interpreter layout reads, handed to Ruby so the
 //! test suite can compare it with the public API on every supported Ruby.
 //!
-//! `Ruzzy._probe_iseq(iseq)` reads a `RubyVM::InstructionSequence`'s
-//! fields through the layout; `Ruzzy._probe_caller` reads the calling Ruby
+//! `Ruzzy::Native._probe_iseq(iseq)` reads a `RubyVM::InstructionSequence`'s
+//! fields through the layout; `Ruzzy::Native._probe_caller` reads the calling Ruby
 //! frame the way comparison hooks do. Both return nil when no layout is
 //! compiled in. Never called while fuzzing.
 
@@ -10,7 +10,7 @@ use crate::rb::interpreter_layout;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use magnus::{prelude::*, Error, RClass, RHash, Ruby, Value};
 
-/// `Ruzzy._probe_iseq(iseq)`: a Hash of the fields read, or nil.
+/// `Ruzzy::Native._probe_iseq(iseq)`: a Hash of the fields read, or nil.
 pub fn probe_iseq(ruby: &Ruby, iseq: Value) -> Result<Option<RHash>, Error> {
     let class: RClass = ruby.eval("RubyVM::InstructionSequence")?;
     if !iseq.is_kind_of(class) {
@@ -47,7 +47,7 @@ pub fn probe_iseq(ruby: &Ruby, iseq: Value) -> Result<Option<RHash>, Error> {
     Ok(Some(hash))
 }
 
-/// `Ruzzy._probe_caller`: [path, first line, column] of the Ruby method or
+/// `Ruzzy::Native._probe_caller`: [path, first line, column] of the Ruby method or
 /// block that called it, or nil.
 pub fn probe_caller() -> Option<(Value, i32, i32)> {
     // SAFETY: called as a C method by the interpreter; the path read is a

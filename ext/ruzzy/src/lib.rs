@@ -3,7 +3,7 @@
 //! This file only wires modules to Ruby; `docs/architecture.md` has the
 //! module map (file, size, job) and the invariants that hold across them.
 //! Each module owns one job:
-//! - [`driver`]: `Ruzzy._fuzz`, hands control to libFuzzer exactly once,
+//! - [`driver`]: `Ruzzy::Native._fuzz`, hands control to libFuzzer exactly once,
 //!   through [`engine`] (a preloaded libFuzzer or the bundled copy);
 //! - [`callback`]: the per-input callback; [`finding`] and [`slow_inputs`]
 //!   report what went wrong, [`crash_frames`] where crash-grouping tools
@@ -80,6 +80,14 @@ extern "C" {
     fn ruzzy_link_sanitizer_callbacks();
 }
 
+/// Defines `module.NAME` for each `NAME => function, arity` (magnus's
+/// `function!`), propagating the first error.
+macro_rules! module_functions {
+    ($module:expr, { $($name:literal => $function:path, $arity:tt;)* }) => {
+        $( $module.define_module_function($name, function!($function, $arity))?; )*
+    };
+}
+
 #[magnus::init(name = "ruzzy_ext")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     // SAFETY: an empty C function; calling it keeps sanitizer_callbacks.c
@@ -90,9 +98,6 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let ruzzy = ruby.define_module("Ruzzy")?;
     internal_error::install(ruzzy)?;
     finding::configure(ruzzy)?;
-    ruzzy.define_module_function("_fuzz", function!(driver::fuzz, 5))?;
-    ruzzy.define_module_function("_mutate", function!(custom_mutator::mutate, 2))?;
-    ruzzy.define_module_function("_engine", function!(driver::engine_description, 0))?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", sancov_8bit::DEFAULT_SIZE)?;
     ruzzy.const_set(
         "FITTED_MAP_SIZES",
@@ -102,77 +107,51 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
             false,
         )?,
     )?;
+    // Ruzzy 0.8's public functions.
+    module_functions!(ruzzy, {
+        "c_libfuzzer_is_loaded" => compat::libfuzzer_is_loaded, 0;
+        "c_trace_cmp8" => compat::trace_cmp8, 2;
+        "c_trace_div8" => compat::trace_div8, 1;
+    });
     compare_hooks::define(ruby, ruzzy)?;
-    ruzzy.define_module_function(
-        "_regexp_words",
-        function!(compare_hooks::regexp::regexp_words, 1),
-    )?;
-    define_detector_functions(ruzzy)?;
-    ruzzy.define_module_function(
-        "c_libfuzzer_is_loaded",
-        function!(compat::libfuzzer_is_loaded, 0),
-    )?;
-    ruzzy.define_module_function("c_trace_cmp8", function!(compat::trace_cmp8, 2))?;
-    ruzzy.define_module_function("c_trace_div8", function!(compat::trace_div8, 1))?;
     fuzzed_data_provider::define(ruby, ruzzy)?;
-    ruzzy.define_module_function(
-        "_asan_present?",
-        function!(sanitizer_stack::asan_present, 0),
-    )?;
-    ruzzy.define_module_function(
-        "_clear_stack_poisoning",
-        function!(sanitizer_stack::clear_stack_poisoning, 0),
-    )?;
-    ruzzy.define_module_function("_start_coverage", function!(coverage_hook::start, 3))?;
-    ruzzy.define_module_function("_fit_coverage", function!(coverage_hook::fit, 1))?;
-    ruzzy.define_module_function(
-        "_instrumented_path?",
-        function!(coverage_hook::instrumented_path, 1),
-    )?;
-    ruzzy.define_module_function("_coverage_info", function!(coverage_hook::info, 0))?;
-    ruzzy.define_module_function(
-        "_rules_include?",
-        function!(path_registry::rules_include, 3),
-    )?;
-    ruzzy.define_module_function("_counters_hit", function!(coverage_hook::counters_hit, 0))?;
-    ruzzy.define_module_function(
-        "_clear_counters",
-        function!(coverage_hook::clear_counters, 0),
-    )?;
-    ruzzy.define_module_function("_probe_iseq", function!(layout_probe::probe_iseq, 1))?;
-    ruzzy.define_module_function("_probe_caller", function!(layout_probe::probe_caller, 0))?;
-    ruzzy.define_module_function(
-        "_counter_location",
-        function!(coverage_hook::counter_location, 1),
-    )?;
-    Ok(())
+    detector_guidance::define(ruzzy)?;
+    define_natives(ruzzy.define_module("Native")?)
 }
 
-/// The native functions of the bug detectors (`lib/ruzzy/detectors.rb`).
-fn define_detector_functions(ruzzy: magnus::RModule) -> Result<(), Error> {
-    ruzzy.define_module_function("_detector_report", function!(detector_findings::report, 1))?;
-    ruzzy.define_module_function(
-        "_watch_regexp_timeouts",
-        function!(detector_findings::watch_regexp_timeouts, 1),
-    )?;
-    ruzzy.define_module_function(
-        "_time_regexp_matches",
-        function!(detector_findings::time_regexp_matches, 0),
-    )?;
-    ruzzy.define_module_function(
-        "_running_match",
-        function!(detector_findings::running_match, 0),
-    )?;
-    ruzzy.define_module_function(
-        "_guide_towards",
-        function!(detector_guidance::guide_towards, 2),
-    )?;
-    ruzzy.define_module_function("_guide_equal", function!(detector_guidance::guide_equal, 2))?;
-    ruzzy.define_module_function("_guide_code", function!(detector_guidance::guide_code, 1))?;
-    detector_guidance::define(ruzzy)?;
-    ruzzy.define_module_function(
-        "_guide_missing_names",
-        function!(detector_findings::guide_missing_names, 1),
-    )?;
+/// The plumbing behind the Ruby code (`Ruzzy::Native._NAME`), out of the
+/// user-facing `Ruzzy` module. The probes that only tests use exist when
+/// `RUZZY_TEST_PROBES=1`.
+fn define_natives(native: magnus::RModule) -> Result<(), Error> {
+    module_functions!(native, {
+        "_fuzz" => driver::fuzz, 5;
+        "_mutate" => custom_mutator::mutate, 2;
+        "_engine" => driver::engine_description, 0;
+        "_regexp_words" => compare_hooks::regexp::regexp_words, 1;
+        "_asan_present?" => sanitizer_stack::asan_present, 0;
+        "_clear_stack_poisoning" => sanitizer_stack::clear_stack_poisoning, 0;
+        "_start_coverage" => coverage_hook::start, 3;
+        "_fit_coverage" => coverage_hook::fit, 1;
+        "_instrumented_path?" => coverage_hook::instrumented_path, 1;
+        "_coverage_info" => coverage_hook::info, 0;
+        "_rules_include?" => path_registry::rules_include, 3;
+        "_counter_location" => coverage_hook::counter_location, 1;
+        "_detector_report" => detector_findings::report, 1;
+        "_watch_regexp_timeouts" => detector_findings::watch_regexp_timeouts, 1;
+        "_time_regexp_matches" => detector_findings::time_regexp_matches, 0;
+        "_running_match" => detector_findings::running_match, 0;
+        "_guide_towards" => detector_guidance::guide_towards, 2;
+        "_guide_equal" => detector_guidance::guide_equal, 2;
+        "_guide_code" => detector_guidance::guide_code, 1;
+        "_guide_missing_names" => detector_findings::guide_missing_names, 1;
+    });
+    if std::env::var("RUZZY_TEST_PROBES").is_ok_and(|value| value == "1") {
+        module_functions!(native, {
+            "_counters_hit" => coverage_hook::counters_hit, 0;
+            "_clear_counters" => coverage_hook::clear_counters, 0;
+            "_probe_iseq" => layout_probe::probe_iseq, 1;
+            "_probe_caller" => layout_probe::probe_caller, 0;
+        });
+    }
     Ok(())
 }

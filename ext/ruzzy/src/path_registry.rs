@@ -147,7 +147,7 @@ pub fn decide<P: AsRef<[u8]>>(includes: &[P], excludes: &[P], path: &[u8]) -> bo
     includes.is_empty() || includes.iter().any(|p| matches(p.as_ref(), path))
 }
 
-/// `Ruzzy._rules_include?(includes, excludes, path)`: the same decision for
+/// `Ruzzy::Native._rules_include?(includes, excludes, path)`: the same decision for
 /// Ruby code that applies the rules without coverage running (`ruzzy cov`).
 pub fn rules_include(includes: Vec<String>, excludes: Vec<String>, path: String) -> bool {
     decide(&includes, &excludes, path.as_bytes())

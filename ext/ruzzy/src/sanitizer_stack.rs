@@ -4,7 +4,7 @@
 //! redzones of sanitizer-instrumented C frames jumped over stay poisoned and
 //! later produce false reports when other code uses that stack memory.
 //! When a sanitizer runtime is loaded, `Ruzzy.fuzz` enables a
-//! `TracePoint(:raise)` whose block calls `Ruzzy._clear_stack_poisoning`,
+//! `TracePoint(:raise)` whose block calls `Ruzzy::Native._clear_stack_poisoning`,
 //! which calls `__asan_handle_no_return()`: what AddressSanitizer's own
 //! longjmp interceptor does.
 //!
@@ -24,12 +24,12 @@ fn handle_no_return() -> Option<usize> {
         .get_or_init(|| crate::rb::dl::lookup(c"__asan_handle_no_return").map(|f| f as usize))
 }
 
-/// `Ruzzy._asan_present?`: whether AddressSanitizer is in the process.
+/// `Ruzzy::Native._asan_present?`: whether AddressSanitizer is in the process.
 pub fn asan_present() -> bool {
     handle_no_return().is_some()
 }
 
-/// `Ruzzy._clear_stack_poisoning`: unpoisons the stack a raise abandons.
+/// `Ruzzy::Native._clear_stack_poisoning`: unpoisons the stack a raise abandons.
 pub fn clear_stack_poisoning() {
     if let Some(function) = handle_no_return() {
         // SAFETY: the address of __asan_handle_no_return(void), found in

@@ -16,7 +16,9 @@ module Ruzzy
       # of +spec+ let fuzzing instrument (the native coverage's own rules),
       # never ruzzy's own files.
       def self.filter(spec)
-        ->(path) { !path.start_with?(OWN_FILES) && Ruzzy._rules_include?(spec["include"], spec["exclude"], path) }
+        lambda { |path|
+          !path.start_with?(OWN_FILES) && Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
+        }
       end
 
       def initialize(harness:, inputs:, status:, dump:, filter:)

@@ -25,8 +25,8 @@ module Ruzzy
       class << self
         def install
           define_canary
-          Ruzzy._guide_missing_names(CANARY)
-          Ruzzy._guide_code(CODE_WORDS)
+          Ruzzy::Native._guide_missing_names(CANARY)
+          Ruzzy::Native._guide_code(CODE_WORDS)
           eval_hooks.each { |target, hooks| target.prepend(hooks) }
           constant_hooks = Module.new do
             def const_get(name, *rest)
@@ -68,7 +68,7 @@ module Ruzzy
           name = name.to_s if name.is_a?(Symbol)
           return unless name.is_a?(String)
 
-          Ruzzy._guide_equal(name, CANARY_CLASS)
+          Ruzzy::Native._guide_equal(name, CANARY_CLASS)
           return unless name.split("::").last == CANARY_CLASS
           return if caller_locations.any? { |location| DESERIALIZER_LOOKUPS.include?(location.base_label) }
 

@@ -76,7 +76,7 @@ module Ruzzy
           program = args.first.is_a?(Array) ? args.first.first : args.first
           return unless program.is_a?(String)
 
-          Ruzzy._guide_equal(program, CANARY)
+          Ruzzy::Native._guide_equal(program, CANARY)
           return report(sink, "would run #{program.inspect}") if canary?(program)
 
           script_index = args.index("-c")

@@ -49,7 +49,7 @@ module Ruzzy
         # forms.
         def guide(source, format)
           return unless source.is_a?(String)
-          return Ruzzy._guide_equal(source, marshal_canary) if format == Marshal
+          return Ruzzy::Native._guide_equal(source, marshal_canary) if format == Marshal
 
           Detectors.guide(source, TEXT_WORDS)
         end

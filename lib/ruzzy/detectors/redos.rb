@@ -22,9 +22,9 @@ module Ruzzy
         def install
           if Regexp.respond_to?(:timeout=)
             Regexp.timeout ||= SECONDS
-            Ruzzy._watch_regexp_timeouts(Regexp::TimeoutError)
+            Ruzzy::Native._watch_regexp_timeouts(Regexp::TimeoutError)
           else
-            Ruzzy._time_regexp_matches
+            Ruzzy::Native._time_regexp_matches
             watchdog(Thread.current)
             return if CompareHooks.installed?([:regexp])
 
@@ -42,7 +42,7 @@ module Ruzzy
             seen = since = nil
             loop do
               sleep(SECONDS / 4)
-              pattern, number = Ruzzy._running_match
+              pattern, number = Ruzzy::Native._running_match
               now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
               unless number && number == seen
                 seen = number
@@ -70,7 +70,7 @@ module Ruzzy
         def slow_match(pattern, seconds)
           finding = new("regular expression denial of service: matching #{describe(pattern)} ran " \
                         "#{format("%.2f", seconds)} s (more than #{SECONDS} s)", "Regexp match")
-          Ruzzy._detector_report(finding)
+          Ruzzy::Native._detector_report(finding)
           finding
         end
 

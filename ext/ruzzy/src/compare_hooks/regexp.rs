@@ -405,7 +405,7 @@ pub fn start_with_failed(call: &MethodCall, this: VALUE, pattern: VALUE) {
     }
 }
 
-/// `Ruzzy._regexp_words(regexp)`: dictionary words from a Regexp: its
+/// `Ruzzy::Native._regexp_words(regexp)`: dictionary words from a Regexp: its
 /// literal runs of at least two bytes and a string the whole pattern
 /// accepts (binary Strings). Not a hook: used once per Regexp literal
 /// when fuzzing starts.
