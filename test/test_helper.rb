@@ -16,13 +16,27 @@ require "fileutils"
 module RuzzyTestHelper
   ROOT = File.expand_path("..", __dir__)
   EXAMPLES = File.join(ROOT, "examples")
-  # RUZZY_TEST_GC_STRESS=1 (rake test_gc_stress) runs each generated
+  FIXTURES = File.join(ROOT, "test", "fixtures")
+  DETECTORS = File.join(EXAMPLES, "detectors")
+  SOLVE = File.join(ROOT, "bench", "solve")
+  # RUZZY_TEST_GC_STRESS=1 (rake test:gc_stress) runs each generated
   # harness's target under GC.stress, where native-boundary bugs show up.
   GC_STRESS = ENV["RUZZY_TEST_GC_STRESS"] == "1"
-  # RUZZY_TEST_QUICK=1 (bin/test --quick, rake test:quick) leaves out the
-  # search-budget tests, the suite's long tail.
-  QUICK = ENV["RUZZY_TEST_QUICK"] == "1"
   HARD_TIMEOUT = 300
+
+  # A harness with a few branches and a KeyError behind "KEY" (the workflow
+  # tests, integration and search).
+  BRANCHY = <<~RUBY
+    Ruzzy.fuzz(lambda do |data|
+      case data.getbyte(0)
+      when 1 then :one
+      when 2 then :two
+      when 3 then data.getbyte(1) == 7 ? :deep : :shallow
+      end
+      raise KeyError, "bad key \#{data.bytesize}" if data.start_with?("KEY") && data.bytesize > 6
+      nil
+    end)
+  RUBY
 
   # Output and status of a finished child process.
   Result = Struct.new(:stdout, :stderr, :status) do
@@ -105,15 +119,6 @@ module RuzzyTestHelper
   def sanitizers_built?
     require "ruzzy/sanitizers"
     File.file?(Ruzzy::Sanitizers.path("address")) && File.file?(Ruzzy::Sanitizers.path("undefined"))
-  end
-
-  # Tests whose point is to find a bug within a search budget: under
-  # GC.stress (hundreds of times slower) they cannot, and they test the
-  # search, not the native boundary, so they are skipped there; the quick
-  # loop leaves them out too (the full bin/test and CI run them).
-  def search_test!
-    skip "a search-budget test; GC.stress runs check the native boundary only" if GC_STRESS
-    skip "a search-budget test: bin/test (not --quick) runs it" if QUICK
   end
 
   # Runs under GC.stress are much slower; scale fuzzing budgets down.

@@ -21,11 +21,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rustc-cfg=ruby_layout=\"{layout}\"");
     }
     println!("cargo:rustc-link-lib=dylib=c");
-    println!("cargo:rerun-if-changed=src/sanitizer_callbacks.c");
-    println!("cargo:rerun-if-changed=src/custom_mutator.c");
+    println!("cargo:rerun-if-changed=src/engine/sanitizer_callbacks.c");
+    println!("cargo:rerun-if-changed=src/input/custom_mutator.c");
     cc::Build::new()
-        .file("src/sanitizer_callbacks.c")
-        .file("src/custom_mutator.c")
+        .file("src/engine/sanitizer_callbacks.c")
+        .file("src/input/custom_mutator.c")
         .warnings(true)
         .compile("ruzzy_c_helpers");
     Ok(())

@@ -1,37 +1,4 @@
 # frozen_string_literal: true
 
-require "rspec/core"
-require_relative "fuzz_test"
-
-module Ruzzy
-  # Fuzz tests in RSpec:
-  #
-  #   require "ruzzy/rspec"
-  #
-  #   RSpec.describe MyParser do
-  #     fuzz_test "parses any document", ignore: [MyParser::Error] do |data|
-  #       MyParser.parse(data)
-  #     end
-  #   end
-  #
-  # An ordinary run defines one example per file in spec/fuzz/parses_any_document/
-  # (crash files included); `ruzzy run-test FILE NAME` fuzzes the block
-  # instead. See Ruzzy::FuzzTest.
-  module RSpec
-    # Declares a fuzz test inside an example group.
-    def fuzz_test(name, corpus: nil, ignore: [], &block)
-      file = caller_locations(1, 1).first.absolute_path
-      definition = FuzzTest.declare(name, file:, corpus:, ignore:,
-                                          receiver: -> { new }, &block)
-      return unless definition
-
-      FuzzTest.replay_cases(definition).each do |path|
-        it("#{name} with #{path ? File.basename(path) : "the empty input"}") do
-          FuzzTest.replay(definition, path, self)
-        end
-      end
-    end
-  end
-end
-
-RSpec.configure { |config| config.extend(Ruzzy::RSpec) }
+# The public require path: `require "ruzzy/rspec"` (see test_frameworks/rspec.rb).
+require_relative "test_frameworks/rspec"

@@ -23,7 +23,7 @@ module Ruzzy
     # signal stack (Ruby runs its own), null from a failed allocation rather
     # than an abort (Ruby raises NoMemoryError), UBSan stopping at the
     # first error, and SIGABRT left to libFuzzer (a Ruby exception finding
-    # aborts; libFuzzer's handler prints its frames, see crash_frames.rs).
+    # aborts; libFuzzer's handler prints its frames, see ext/ruzzy/src/findings/crash_frames.rs).
     # The launchers of `ruzzy oss-fuzz-build` append them to the runner's
     # ASAN_OPTIONS / UBSAN_OPTIONS, which would override them.
     RUBY_OPTIONS = {

@@ -38,7 +38,7 @@ module Ruzzy
         end
 
         # [target, native hook module]: eval and friends report the code
-        # they get against CODE_WORDS (ext/ruzzy/src/detector_guidance.rs;
+        # they get against CODE_WORDS (ext/ruzzy/src/detectors/guidance.rs;
         # named here, not in a constant, as the `ruzzy` command loads this
         # file before the native extension).
         def eval_hooks

@@ -58,5 +58,5 @@ pub fn define(
         unsafe { definer(module.as_raw(), name.as_ptr(), Some(pointer), arity) };
         super::QNIL
     });
-    crate::ruzzy_error::value_of(defined).map(|_| ())
+    crate::error::value_of(defined).map(|_| ())
 }

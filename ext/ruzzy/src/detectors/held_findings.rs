@@ -1,0 +1,209 @@
+//! Findings of the bug detectors (`lib/ruzzy/detectors`), held until the
+//! input ends, and the native half of the ReDoS detector.
+//!
+//! A detector that sees a dangerous call records its finding here
+//! (`Ruzzy::Native._detector_report`) before raising it at the call, so the code
+//! under test cannot hide it with a `rescue`: the callback takes it when
+//! the target returns, whatever the target did with the exception.
+//!
+//! ReDoS, on Rubies with `Regexp.timeout`: a raw raise event hook keeps the
+//! first `Regexp::TimeoutError` of the input and the pattern the hooked
+//! match was running ([`matching`]); after the input, Ruby
+//! (`Ruzzy::Detectors::ReDoS.timed_out`) turns them into the finding. On
+//! Rubies without it, [`matching`] numbers each hooked match, and a
+//! watchdog Ruby thread, asking [`running_match`] a few times a second,
+//! sees when one match has run past the budget (it then raises into the
+//! matching thread, which Ruby lets it do at the interrupt checks inside
+//! the match). No clock is read per match.
+//!
+//! Code injection: the same raise hook compares the name of a method or
+//! constant a NameError (NoMethodError) says was not found with the canary
+//! method's name, so that an input choosing the name that `send` or `eval`
+//! looked up is steered to the canary.
+//!
+//! Invariants: the held values are GC-registered globals, written and read
+//! only with the GVL; nothing here allocates unless a finding is made
+//! (`MATCHING` is read only while the match that set it runs: every raise
+//! and every input's end clear it); a Ruby exception never escapes (Ruby
+//! calls run under [`rb::protect`]).
+
+use crate::rb;
+use magnus::rb_sys::{AsRawValue, FromRawValue};
+use rb_sys::{rb_trace_arg_t, VALUE};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// The first finding a detector reported during this input (nil: none).
+static PENDING: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The first `Regexp::TimeoutError` raised during this input (nil: none).
+static TIMEOUT_ERROR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The pattern whose match raised it (nil: not known).
+static TIMEOUT_PATTERN: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The pattern of the hooked match running now (0: none).
+static MATCHING: AtomicUsize = AtomicUsize::new(0);
+/// `Regexp::TimeoutError` once timeouts are watched (0: not watched).
+static TIMEOUT_CLASS: AtomicUsize = AtomicUsize::new(0);
+/// How many hooked matches have started (counted on Rubies without
+/// Regexp.timeout only, where the watchdog needs it).
+static MATCHES_STARTED: AtomicU64 = AtomicU64::new(0);
+/// Whether matches are counted.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether missing names are compared with the canary.
+static GUIDING_NAMES: AtomicBool = AtomicBool::new(false);
+/// `ID` of NameError's hidden `name` attribute.
+static ID_NAME: AtomicUsize = AtomicUsize::new(0);
+
+/// The canary method's name (`Ruzzy::Detectors::CANARY`), a String.
+static CANARY: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+
+static REGISTER: Once = Once::new();
+
+/// Registers the held values with the GC (once).
+fn register_globals() {
+    REGISTER.call_once(|| {
+        for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN, &CANARY] {
+            rb::register_gc_root(global);
+        }
+    });
+}
+
+/// `Ruzzy::Native._detector_report(finding)`: holds `finding` (an exception) for
+/// the callback, unless one is already held for this input.
+pub fn report(finding: magnus::Value) {
+    register_globals();
+    let _ = PENDING.compare_exchange(
+        rb::QNIL as usize,
+        finding.as_raw() as usize,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+}
+
+/// `Ruzzy::Native._watch_regexp_timeouts(klass)`: from now on the first `klass`
+/// (Regexp::TimeoutError) raised during an input is a finding.
+pub fn watch_regexp_timeouts(klass: magnus::RClass) {
+    register_globals();
+    // A class constant: never collected, so it needs no registration.
+    TIMEOUT_CLASS.store(klass.as_raw() as usize, Ordering::Relaxed);
+    watch_raises();
+}
+
+/// Adds the raise hook (once).
+fn watch_raises() {
+    static HOOKED: Once = Once::new();
+    HOOKED.call_once(|| rb::add_raw_event_hook(on_raise, rb_sys::RUBY_EVENT_RAISE));
+}
+
+/// `Ruzzy::Native._time_regexp_matches`: from now on hooked matches are counted,
+/// for the watchdog (Rubies without Regexp.timeout).
+pub fn time_regexp_matches() {
+    register_globals();
+    COUNTING.store(true, Ordering::Relaxed);
+    // Only to clear MATCHING when a match leaves by raising.
+    watch_raises();
+}
+
+/// `Ruzzy::Native._running_match`: the pattern of the hooked match running now
+/// and its number (the same number on a later call: the same match is
+/// still running), or nil when none runs.
+pub fn running_match() -> Option<(magnus::Value, u64)> {
+    let pattern = MATCHING.load(Ordering::Relaxed);
+    if pattern == 0 {
+        return None;
+    }
+    // SAFETY: MATCHING holds the pattern of a match still on the stack of
+    // the thread that ran it (a match restores it when it returns, a raise
+    // or the input's end clears it).
+    let pattern = unsafe { magnus::Value::from_raw(pattern as VALUE) };
+    Some((pattern, MATCHES_STARTED.load(Ordering::Relaxed)))
+}
+
+/// `Ruzzy::Native._guide_missing_names(canary)`: from now on a NameError's name
+/// is compared with `canary`, the canary method's name.
+pub fn guide_missing_names(canary: magnus::RString) {
+    register_globals();
+    CANARY.store(canary.as_raw() as usize, Ordering::Relaxed);
+    ID_NAME.store(rb::intern(c"name") as usize, Ordering::Relaxed);
+    GUIDING_NAMES.store(true, Ordering::Relaxed);
+    watch_raises();
+}
+
+/// Compares the name a NameError carries with the canary.
+fn guide_missing_name(error: VALUE) {
+    // The name is a Symbol (or nil) kept by the error.
+    if !rb::value::is_kind_of(error, rb::value::name_error_class()) {
+        return;
+    }
+    let name = rb::value::attribute(error, ID_NAME.load(Ordering::Relaxed) as rb_sys::ID);
+    // SAFETY: inside the raise event hook; no Ruby code runs below.
+    let frame = unsafe { rb::value::Frame::enter() };
+    let canary = frame.string_bytes(CANARY.load(Ordering::Relaxed) as VALUE);
+    if let (Some(name), Some(canary)) = (frame.symbol_name(name), canary) {
+        crate::feedback::compare_sites::bytes(
+            crate::feedback::compare_sites::SiteId::UNKNOWN,
+            name,
+            canary,
+        );
+    }
+}
+
+unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
+    let pattern = MATCHING.swap(0, Ordering::Relaxed);
+    // SAFETY: a raise event's trace argument; reading the exception
+    // allocates nothing and never raises.
+    let error = unsafe { rb::trace_raised_exception(trace) };
+    if GUIDING_NAMES.load(Ordering::Relaxed) {
+        guide_missing_name(error);
+    }
+    let class = TIMEOUT_CLASS.load(Ordering::Relaxed) as VALUE;
+    if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
+        return;
+    }
+    if !rb::value::is_kind_of(error, class) {
+        return;
+    }
+    TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
+    let pattern = if pattern == 0 {
+        rb::QNIL as usize
+    } else {
+        pattern
+    };
+    TIMEOUT_PATTERN.store(pattern, Ordering::Relaxed);
+}
+
+/// Runs `super_call` (a hooked match of `pattern`) as the running match.
+#[inline(always)]
+pub fn matching<R>(pattern: VALUE, super_call: impl FnOnce() -> R) -> R {
+    let outer = MATCHING.swap(pattern as usize, Ordering::Relaxed);
+    if COUNTING.load(Ordering::Relaxed) {
+        // Only ever written with the GVL held: no atomic read-modify-write.
+        let started = MATCHES_STARTED.load(Ordering::Relaxed);
+        MATCHES_STARTED.store(started.wrapping_add(1), Ordering::Relaxed);
+    }
+    let result = super_call();
+    MATCHING.store(outer, Ordering::Relaxed);
+    result
+}
+
+/// Takes what the detectors found during the input that just ended: the
+/// finding to report, or None. Clears everything held.
+pub fn take() -> Option<VALUE> {
+    MATCHING.store(0, Ordering::Relaxed);
+    let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let pattern = TIMEOUT_PATTERN.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    if pending != rb::QNIL {
+        return Some(pending);
+    }
+    if timeout == rb::QNIL {
+        return None;
+    }
+    // Both values are alive: held in registered globals until now, and on
+    // this stack.
+    let finding = rb::protect(|ruby| {
+        ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
+    });
+    // Should building the finding fail, the timeout itself is reported.
+    Some(finding.unwrap_or(timeout))
+}

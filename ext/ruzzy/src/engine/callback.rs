@@ -1,0 +1,133 @@
+//! The per-input callback that libFuzzer calls (`LLVMFuzzerTestOneInput`).
+//!
+//! For each input it creates one binary (ASCII-8BIT) Ruby String, calls the
+//! target's `call` under `rb_protect`, times it (see [`crate::findings::slow_inputs`])
+//! and maps the result to libFuzzer's return codes. A finding a bug detector
+//! held during the input wins over what the target returned or raised. Nothing else is
+//! allocated on this path and no lock is taken.
+//!
+//! Invariants:
+//! - a Ruby exception never unwinds through libFuzzer: it is caught here and
+//!   handed to [`crate::findings::report`], which never returns;
+//! - a Rust panic never crosses into libFuzzer or Ruby: the panic hook of
+//!   [`crate::engine::internal_error`] ends the process before any unwinding;
+//! - the target is registered with the GC as a global (pinned, so
+//!   `GC.compact` never moves it) before the first call.
+
+use crate::coverage::hook;
+use crate::detectors::held_findings;
+use crate::engine::target_state;
+use crate::findings::report;
+use crate::findings::slow_inputs;
+use crate::rb;
+use rb_sys::{ruby_special_consts, VALUE};
+use std::ffi::c_int;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The target callable. Written once before the driver starts.
+static TARGET: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// `ID` of `call`, interned at install time.
+static ID_CALL: AtomicUsize = AtomicUsize::new(0);
+/// Whether some exceptions are expected (`ignore:`), so a raised
+/// exception must first be checked against the list.
+static IGNORING: AtomicBool = AtomicBool::new(false);
+
+const FIXNUM_ZERO: VALUE = 1; // INT2FIX(0)
+const FIXNUM_MINUS_ONE: VALUE = !0; // INT2FIX(-1): all bits set
+const _: () = assert!(ruby_special_consts::RUBY_Qnil as VALUE == rb::QNIL);
+
+/// What the target said about one input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// `nil` or `0`: keep the input if it found something new.
+    Keep,
+    /// `-1`, or any other Integer: never add this input to the corpus
+    /// (libFuzzer treats every non-zero result so; Ruzzy 0.8 passed such
+    /// values through).
+    Reject,
+}
+
+impl Verdict {
+    /// Interprets the target's return value; `None` for anything but nil
+    /// and Integers.
+    pub fn from_return(value: VALUE) -> Option<Verdict> {
+        match value {
+            rb::QNIL | FIXNUM_ZERO => Some(Verdict::Keep),
+            FIXNUM_MINUS_ONE => Some(Verdict::Reject),
+            _ if rb::value::is_integer(value) => Some(Verdict::Reject),
+            _ => None,
+        }
+    }
+
+    fn code(self) -> c_int {
+        match self {
+            Verdict::Keep => 0,
+            Verdict::Reject => -1,
+        }
+    }
+}
+
+/// Registers `target` as the callable to fuzz. Called once, with the GVL.
+/// `ignoring` says whether `Ruzzy::Finding.ignored?` must be consulted.
+pub fn install_target(target: VALUE, ignoring: bool) {
+    IGNORING.store(ignoring, Ordering::Relaxed);
+    TARGET.store(target as usize, Ordering::Relaxed);
+    ID_CALL.store(rb::intern(c"call") as usize, Ordering::Relaxed);
+    rb::register_gc_root(&TARGET);
+}
+
+/// The callback handed to `LLVMFuzzerRunDriver`.
+pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
+    crate::engine::signals::adopt_libfuzzer_handlers();
+    let ran = run_target(data, size);
+    match (ran, held_findings::take()) {
+        (_, Some(found)) if IGNORING.load(Ordering::Relaxed) && report::ignored(found) => {
+            Verdict::Keep.code()
+        }
+        (_, Some(found)) => {
+            // SAFETY: libFuzzer's input is still valid during this call.
+            let input = unsafe { std::slice::from_raw_parts(data, size) };
+            report::exception(found, input)
+        }
+        ((Ok(value), elapsed_ns), None) => {
+            if let Some(median_ns) = slow_inputs::record(elapsed_ns) {
+                // SAFETY: libFuzzer's input is still valid during this call.
+                let input = unsafe { std::slice::from_raw_parts(data, size) };
+                slow_inputs::report(input, elapsed_ns, median_ns);
+            }
+            match Verdict::from_return(value) {
+                Some(verdict) => verdict.code(),
+                None => report::bad_return(value),
+            }
+        }
+        ((Err(error), _), None) if IGNORING.load(Ordering::Relaxed) && report::ignored(error) => {
+            Verdict::Keep.code()
+        }
+        ((Err(error), _), None) => {
+            // SAFETY: libFuzzer's input is still valid during this call.
+            let input = unsafe { std::slice::from_raw_parts(data, size) };
+            report::exception(error, input)
+        }
+    }
+}
+
+/// Runs the target on one input; returns its result and how long it ran.
+#[inline(never)]
+fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
+    hook::begin_input();
+    crate::feedback::numbers::reset();
+    target_state::begin_input();
+    // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
+    // for the duration of this call.
+    let bytes = unsafe { std::slice::from_raw_parts(data, size) };
+    // We hold the GVL: the driver runs on the thread that called Ruzzy.fuzz.
+    let result = rb::protect(|ruby| {
+        ruby.no_memory_injected_at("input");
+        let input = ruby.binary_string(bytes);
+        let target = TARGET.load(Ordering::Relaxed) as VALUE;
+        let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;
+        ruby.call(target, id_call, &[input])
+    });
+    (result, target_state::end_input())
+}

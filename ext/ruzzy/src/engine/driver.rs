@@ -1,0 +1,134 @@
+//! `Ruzzy::Native._fuzz`: hands control to libFuzzer, exactly once.
+//!
+//! The Ruby side in front (`Ruzzy.fuzz`, `Ruzzy::Session`) owns defaults,
+//! validation, messages and documentation, and hands over what it read from
+//! libFuzzer's flags (`Ruzzy::LibFuzzerArgs`). This function refuses a
+//! second start and what libFuzzer would misread (NUL bytes, no program
+//! name, custom mutators with a preloaded libFuzzer), wires the pieces that
+//! run per input (target, custom mutators, timeout state, signal handlers,
+//! coverage registration), prints the engine's `INFO:` lines, and calls
+//! `LLVMFuzzerRunDriver` of the chosen [`crate::engine::libfuzzer`].
+//!
+//! Invariants:
+//! - the driver starts at most once per process (libFuzzer cannot run twice);
+//! - argv strings are leaked on purpose: libFuzzer keeps pointers into them
+//!   for the rest of the process;
+//! - nothing here runs per input (see [`crate::engine::callback`]).
+
+use crate::coverage::hook;
+use crate::engine::{callback, libfuzzer, signals, target_state};
+use crate::error::tagged;
+use crate::input::custom_mutator;
+use magnus::{
+    rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
+};
+use std::ffi::{c_char, c_int, CString};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// `Ruzzy::Native._engine`: the `INFO:` line naming the libFuzzer that will run.
+pub fn engine_description() -> String {
+    libfuzzer::get().describe()
+}
+
+/// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
+/// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
+/// read it (`to_a`, `timeout` in seconds, `runs_children?`). Returns
+/// libFuzzer's status in the rare cases where the driver returns (for
+/// example `-help=1`).
+pub fn fuzz(
+    ruby: &Ruby,
+    target: Value,
+    args: Value,
+    ignoring: bool,
+    mutator: Value,
+    crossover: Value,
+) -> Result<i64, Error> {
+    let argv = c_strings(ruby, args.funcall("to_a", ())?)?;
+    let timeout: u64 = args.funcall("timeout", ())?;
+    let runs_children: bool = args.funcall("runs_children?", ())?;
+    if STARTED.swap(true, Ordering::SeqCst) {
+        return Err(tagged(
+            ruby,
+            "AlreadyFuzzingError",
+            "Ruzzy.fuzz was already called in this process; libFuzzer can run only once per process"
+                .to_owned(),
+        ));
+    }
+
+    let engine = libfuzzer::get();
+    let customised = !mutator.is_nil() || !crossover.is_nil();
+    if customised && matches!(engine.origin, libfuzzer::Origin::Preloaded { .. }) {
+        STARTED.store(false, Ordering::SeqCst);
+        return Err(tagged(
+            ruby,
+            "InvalidArgumentsError",
+            "custom mutators and crossover need ruzzy's bundled libFuzzer; they are not supported \
+             with a preloaded libFuzzer (a sanitizer preload)"
+                .to_owned(),
+        ));
+    }
+    custom_mutator::register(mutator.as_raw(), crossover.as_raw());
+    callback::install_target(target.as_raw(), ignoring);
+    target_state::configure(timeout);
+    let _ = writeln!(std::io::stderr(), "{}", engine.describe());
+    let _ = match timeout {
+        0 => writeln!(
+            std::io::stderr(),
+            "INFO: ruzzy: no per-input timeout (-timeout=0)"
+        ),
+        secs => writeln!(
+            std::io::stderr(),
+            "INFO: ruzzy: an input running longer than {secs} s is a timeout (-timeout=N to change)"
+        ),
+    };
+    if let Some(mismatch) = &engine.mismatch {
+        let _ = writeln!(
+            std::io::stderr(),
+            "WARNING: ruzzy: {mismatch}; coverage registered there is invisible to the fuzzer. \
+             Preload one library that carries both libFuzzer and the sanitizer (Ruzzy::ASAN_PATH)."
+        );
+    }
+    signals::prepare(runs_children);
+    hook::register();
+
+    let mut argc = argv.len() as c_int;
+    let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
+    pointers.push(std::ptr::null_mut());
+    let mut argv_ptr = pointers.leak().as_mut_ptr();
+    // SAFETY: argc/argv describe NUL-terminated strings that live forever
+    // (leaked above); the callback has the signature libFuzzer expects. We
+    // hold the GVL, and the callback runs on this same thread.
+    let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
+    Ok(i64::from(status))
+}
+
+/// The arguments as C strings. `Ruzzy::LibFuzzerArgs.validate` has
+/// checked them (with messages for users); this re-check only keeps a
+/// direct call from handing libFuzzer a truncated argument.
+fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
+    let mut argv = Vec::with_capacity(args.len());
+    for item in args {
+        let string = RString::try_convert(item)?;
+        // SAFETY: the bytes are copied at once, before any Ruby code runs.
+        let bytes = unsafe { string.as_slice() }.to_vec();
+        let c_string = CString::new(bytes).map_err(|_| {
+            tagged(
+                ruby,
+                "InvalidArgumentsError",
+                "libFuzzer's arguments contain a NUL byte".to_owned(),
+            )
+        })?;
+        argv.push(c_string);
+    }
+    if argv.is_empty() {
+        return Err(tagged(
+            ruby,
+            "InvalidArgumentsError",
+            "libFuzzer's arguments need the program name first".to_owned(),
+        ));
+    }
+    Ok(argv)
+}

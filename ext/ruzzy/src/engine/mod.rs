@@ -1,0 +1,17 @@
+//! The engine: libFuzzer, chosen once per process ([`libfuzzer`]), started
+//! once ([`driver`]), and the per-input callback it calls ([`callback`]),
+//! with what keeps libFuzzer's crash and timeout handling working inside
+//! Ruby ([`signals`], [`target_state`]) and what turns a panic in ruzzy's
+//! own code into an internal error ([`internal_error`]).
+//!
+//! May use every other subsystem: it is where they meet, once per run
+//! (driver) and once per input (callback). Nothing else calls into it but
+//! to register coverage with the chosen libFuzzer and to ask whether the
+//! target is running.
+
+pub mod callback;
+pub mod driver;
+pub mod internal_error;
+pub mod libfuzzer;
+pub mod signals;
+pub mod target_state;

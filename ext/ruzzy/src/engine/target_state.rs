@@ -1,0 +1,90 @@
+//! What the fuzz target is doing right now, for code that runs in signal
+//! handlers (crashes, timeouts) and must decide whether printing the Ruby
+//! backtrace makes sense.
+//!
+//! Invariants: only atomics and `clock_gettime` (async-signal-safe); the
+//! per-input cost is three relaxed stores and two clock reads (vDSO).
+
+use crate::findings::ruby_backtrace;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+static IN_TARGET: AtomicBool = AtomicBool::new(false);
+static REPORTED: AtomicBool = AtomicBool::new(false);
+static STARTED_NS: AtomicU64 = AtomicU64::new(0);
+static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
+static FUZZING_THREAD: AtomicUsize = AtomicUsize::new(0);
+
+fn now_ns() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes `time`; it is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut time) };
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
+}
+
+fn current_thread() -> usize {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as usize }
+}
+
+/// libFuzzer's `-timeout` in seconds.
+pub fn timeout_secs() -> u64 {
+    TIMEOUT_SECS.load(Ordering::Relaxed)
+}
+
+/// Records the thread that runs the target and libFuzzer's `-timeout`.
+pub fn configure(timeout_secs: u64) {
+    TIMEOUT_SECS.store(timeout_secs, Ordering::Relaxed);
+    FUZZING_THREAD.store(current_thread(), Ordering::Relaxed);
+}
+
+/// The target starts running an input.
+#[inline(always)]
+pub fn begin_input() {
+    STARTED_NS.store(now_ns(), Ordering::Relaxed);
+    IN_TARGET.store(true, Ordering::Relaxed);
+}
+
+/// The target returned (or raised); returns how long it ran, in ns.
+#[inline(always)]
+pub fn end_input() -> u64 {
+    IN_TARGET.store(false, Ordering::Relaxed);
+    now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
+}
+
+/// Marks the finding as described by ruzzy; later crash paths (libFuzzer
+/// printing a stack trace) then print nothing more.
+pub fn mark_reported() {
+    REPORTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether the current input has run for at least libFuzzer's `-timeout`.
+pub fn timed_out() -> bool {
+    let timeout = TIMEOUT_SECS.load(Ordering::Relaxed);
+    let elapsed = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed));
+    // libFuzzer counts whole seconds of its own clock: allow for rounding.
+    timeout > 0 && elapsed + 50_000_000 >= timeout * 1_000_000_000
+}
+
+/// Whether the target is running on this thread right now.
+pub fn running_here() -> bool {
+    IN_TARGET.load(Ordering::Relaxed) && FUZZING_THREAD.load(Ordering::Relaxed) == current_thread()
+}
+
+/// Claims the one report of this process: true the first time only.
+pub fn claim_report() -> bool {
+    !REPORTED.swap(true, Ordering::Relaxed)
+}
+
+/// Prints the Ruby backtrace of the running target, once, if the target is
+/// running on this thread, reading the frames without Ruby's help
+/// (async-signal-safe). Returns whether it printed.
+pub fn print_ruby_backtrace(headline: &str) -> bool {
+    if !running_here() || !claim_report() {
+        return false;
+    }
+    ruby_backtrace::print_raw(headline);
+    true
+}

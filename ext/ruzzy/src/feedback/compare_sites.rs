@@ -1,0 +1,274 @@
+//! Comparison feedback for libFuzzer, one PC per Ruby call site.
+//!
+//! libFuzzer's `__sanitizer_cov_trace_cmp8` and `__sanitizer_cov_trace_div8`
+//! take the caller's return address as the comparison's PC. Calling them
+//! from one Rust function would make every Ruby comparison look like one
+//! site to `-use_value_profile`. Instead each call goes through one of
+//! `SITES` tiny assembly stubs (x86_64), chosen by hashing the Ruby call
+//! site (path, iseq start, pc offset): the return address inside the stub
+//! is the site's PC. The memcmp/memmem hooks take the PC as an argument.
+//!
+//! Callers are located by the process's one [`locator`]: a comparison made
+//! by code that is not instrumented (ruzzy itself, RubyGems, excluded
+//! paths) has no site and is not reported. Locating has no side effect; a
+//! hook that reports a comparison also counts its site as coverage, with an
+//! explicit [`crate::coverage::hook::reach_compare_site`].
+//!
+//! Invariants: no allocation, no lock; runs with the GVL held (inside a
+//! Ruby method call), which also guards the two padding buffers.
+
+use crate::coverage::location;
+use crate::coverage::locator;
+use crate::engine::libfuzzer;
+use crate::rb::value::Frame;
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+
+/// Number of distinct comparison PCs.
+pub const SITES: usize = 4096;
+/// Bytes per stub.
+const STUB_BYTES: usize = 16;
+/// Longest prefix of a byte comparison libFuzzer learns from.
+const MAX_BYTES: usize = 64;
+
+#[cfg(target_arch = "x86_64")]
+std::arch::global_asm!(
+    ".pushsection .text.ruzzy_cmp_stubs,\"ax\",@progbits",
+    ".balign {stub_bytes}",
+    ".globl ruzzy_cmp_stubs",
+    ".hidden ruzzy_cmp_stubs",
+    "ruzzy_cmp_stubs:",
+    ".rept {sites}",
+    "sub rsp, 8",
+    "call r11",
+    "add rsp, 8",
+    "ret",
+    ".balign {stub_bytes}",
+    ".endr",
+    ".globl ruzzy_call_via_stub",
+    ".hidden ruzzy_call_via_stub",
+    "ruzzy_call_via_stub:",
+    "mov r11, rdx",
+    "jmp rcx",
+    ".popsection",
+    sites = const SITES,
+    stub_bytes = const STUB_BYTES,
+);
+
+#[cfg(target_arch = "x86_64")]
+extern "C" {
+    static ruzzy_cmp_stubs: [u8; SITES * STUB_BYTES];
+    /// Calls `hook(a, b)` from inside `stub`, so the hook's return address
+    /// identifies the stub.
+    fn ruzzy_call_via_stub(a: u64, b: u64, hook: *const c_void, stub: *const u8);
+}
+
+/// A comparison site: an index into the stub table, and the location of
+/// the Ruby code it stands for (None when it could not be located).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SiteId {
+    stub: usize,
+    location: Option<u64>,
+}
+
+impl SiteId {
+    /// The site of comparisons whose caller cannot be located.
+    pub const UNKNOWN: SiteId = SiteId {
+        stub: 0,
+        location: None,
+    };
+
+    /// The site of the Ruby code at `location`.
+    fn at(location: u64) -> SiteId {
+        SiteId {
+            stub: (location as usize) & (SITES - 1),
+            location: Some(location),
+        }
+    }
+
+    /// The location of the Ruby code, if it was located.
+    pub fn location(self) -> Option<u64> {
+        self.location
+    }
+}
+
+/// The site of the Ruby code calling the running C method, or None when
+/// that code is not instrumented (its comparisons are not reported).
+/// [`SiteId::UNKNOWN`] when the caller cannot be located: a C caller (a C
+/// method calling `==` through `rb_funcall`), an unknown interpreter layout.
+#[inline(always)]
+pub fn caller(frame: &Frame) -> Option<SiteId> {
+    locate(frame, Some(SiteId::UNKNOWN))
+}
+
+/// Like [`caller`], but None when the caller is a C method (String#match
+/// calling Regexp#match: the outer call reports at its own site). Without
+/// frame locations at all (public-API mode), the unknown site.
+#[inline(always)]
+pub fn ruby_caller(frame: &Frame) -> Option<SiteId> {
+    let c_caller = if location::precise() {
+        None
+    } else {
+        Some(SiteId::UNKNOWN)
+    };
+    locate(frame, c_caller)
+}
+
+/// The site of the calling Ruby code; `unlocated` when there is none.
+#[inline(always)]
+fn locate(frame: &Frame, unlocated: Option<SiteId>) -> Option<SiteId> {
+    let Some(site) = location::caller_site(frame) else {
+        return unlocated;
+    };
+    let Some(locator) = locator::get() else {
+        return Some(SiteId::UNKNOWN);
+    };
+    let Some(info) = locator.iseq(frame, &site) else {
+        return Some(SiteId::UNKNOWN);
+    };
+    if !info.included {
+        return None;
+    }
+    Some(SiteId::at(locator::location(&info, &site)))
+}
+
+/// The PC that stands for `site`.
+fn pc(site: SiteId) -> *const c_void {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+        stubs.wrapping_add(site.stub * STUB_BYTES + 7) as *const c_void
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (crate::coverage::sancov_8bit::PC_BASE / 2 + site.stub * STUB_BYTES) as *const c_void
+    }
+}
+
+#[inline(always)]
+fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `hook` takes at most two u64 arguments and returns
+        // nothing; the stub is inside the table (site.stub < SITES).
+        unsafe {
+            let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+            ruzzy_call_via_stub(a, b, hook, stubs.add(site.stub * STUB_BYTES));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = site;
+        // SAFETY: as above; without stubs every site shares this PC.
+        unsafe { std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64)>(hook)(a, b) };
+    }
+}
+
+/// Reports an integer comparison.
+#[inline(always)]
+pub fn cmp8(site: SiteId, a: u64, b: u64) {
+    call_at(site, libfuzzer::get().trace_cmp8 as *const c_void, a, b);
+}
+
+/// Reports an integer divisor.
+#[inline(always)]
+pub fn div8(site: SiteId, divisor: u64) {
+    call_at(
+        site,
+        libfuzzer::get().trace_div8 as *const c_void,
+        divisor,
+        0,
+    );
+}
+
+struct Padding(UnsafeCell<[[u8; MAX_BYTES]; 2]>);
+// SAFETY: only used with the GVL held (module invariant).
+unsafe impl Sync for Padding {}
+static PADDING: Padding = Padding(UnsafeCell::new([[0; MAX_BYTES]; 2]));
+
+/// Reports a byte-string comparison (equality or ordering) of `a` and `b`,
+/// and their lengths as integers.
+pub fn bytes(site: SiteId, a: &[u8], b: &[u8]) {
+    if a == b {
+        return;
+    }
+    if a.len() != b.len() {
+        cmp8(site, a.len() as u64, b.len() as u64);
+    }
+    let n = a.len().max(b.len()).min(MAX_BYTES);
+    if n <= 1 && a.len() == b.len() {
+        return;
+    }
+    // SAFETY: GVL held (module invariant): nobody else uses the buffers.
+    let padding = unsafe { &mut *PADDING.0.get() };
+    let [left, right] = padding;
+    let a = pad(a, n, left);
+    let b = pad(b, n, right);
+    let result = match a.cmp(b) {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Equal => return,
+    };
+    // SAFETY: both pointers have `n` readable bytes (padded copies when a
+    // side was shorter); libFuzzer reads at most `n`.
+    unsafe {
+        (libfuzzer::get().weak_hook_memcmp)(
+            pc(site),
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            n,
+            result,
+        );
+    }
+}
+
+/// Reports a substring search for `needle` in `haystack`.
+pub fn substring(site: SiteId, haystack: &[u8], needle: &[u8]) {
+    if needle.len() < 2 {
+        return;
+    }
+    // SAFETY: both slices are valid for their lengths; libFuzzer only
+    // reads them during the call.
+    unsafe {
+        (libfuzzer::get().weak_hook_memmem)(
+            pc(site),
+            haystack.as_ptr().cast(),
+            haystack.len(),
+            needle.as_ptr().cast(),
+            needle.len(),
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// `bytes` itself when it has `n` bytes, else a zero-padded copy in `buffer`.
+fn pad<'a>(bytes: &'a [u8], n: usize, buffer: &'a mut [u8; MAX_BYTES]) -> &'a [u8] {
+    if bytes.len() >= n {
+        return &bytes[..n];
+    }
+    buffer[..bytes.len()].copy_from_slice(bytes);
+    buffer[bytes.len()..n].fill(0);
+    &buffer[..n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_extends_the_shorter_side_with_zeros() {
+        let mut buffer = [0xff; MAX_BYTES];
+        assert_eq!(pad(b"ab", 4, &mut buffer), b"ab\0\0");
+        assert_eq!(pad(b"abcdef", 4, &mut buffer), b"abcd");
+    }
+
+    #[test]
+    fn sites_have_distinct_pcs() {
+        let site = |stub| SiteId {
+            stub,
+            location: None,
+        };
+        assert_ne!(pc(site(1)), pc(site(2)));
+        assert_eq!(pc(site(3)) as usize - pc(site(2)) as usize, STUB_BYTES);
+    }
+}

@@ -1,0 +1,14 @@
+//! Comparison feedback: what the target compared its input with, reported
+//! to libFuzzer's comparison hooks so that it can put those values into new
+//! inputs. [`compare_hooks`] holds the one table of hooked methods (one
+//! module per receiver type); they report through [`compare_sites`] (one PC
+//! per Ruby call site), [`numbers`] (numbers spelt in the input's text) and
+//! [`regex_model`] (what a Regexp would have matched).
+//!
+//! Uses [`crate::coverage`] to locate call sites, [`crate::rb`] to read the
+//! operands; the hooks allocate nothing and take no lock.
+
+pub mod compare_hooks;
+pub mod compare_sites;
+pub mod numbers;
+pub mod regex_model;

@@ -1,0 +1,343 @@
+//! Feedback for numbers that the input spells in text, and for Floats.
+//!
+//! A number parsed from the input (`Integer(s)`, `Float(s)`, `s.to_i`,
+//! `s.to_f`) and then compared with a constant gives libFuzzer nothing it
+//! can use as an integer comparison: the input holds digits, not the
+//! number's bytes. The conversion hooks record the text each conversion
+//! read and the number it made ([`record_integer`], [`record_float`]) in a
+//! small ring, cleared before every input; when a comparison meets a
+//! number from the ring, the digits of the other operand are proposed in
+//! place of the digits the input had (a byte comparison at the same site),
+//! written in the same style (leading zeros kept).
+//!
+//! Floats are also compared as their IEEE bits (for binary formats) and
+//! their shortest decimal text is offered as a dictionary word.
+//!
+//! Invariants: no allocation (fixed buffers; numbers are formatted on the
+//! stack); runs with the GVL held, which guards the ring.
+
+use crate::feedback::compare_sites::{self, SiteId};
+use std::cell::UnsafeCell;
+use std::io::Write;
+
+/// Conversions remembered per input.
+const RING: usize = 8;
+/// Longest conversion text kept.
+const TEXT: usize = 40;
+/// Longest formatted number.
+const NUMBER: usize = 40;
+
+#[derive(Clone, Copy)]
+enum Value {
+    Integer(u64),
+    Float(u64),
+}
+
+#[derive(Clone, Copy)]
+struct Conversion {
+    value: Value,
+    text: [u8; TEXT],
+    len: u8,
+}
+
+struct Ring {
+    entries: [Conversion; RING],
+    count: usize,
+    next: usize,
+}
+
+struct Shared(UnsafeCell<Ring>);
+// SAFETY: only used with the GVL held (module invariant).
+unsafe impl Sync for Shared {}
+
+static CONVERSIONS: Shared = Shared(UnsafeCell::new(Ring {
+    entries: [Conversion {
+        value: Value::Integer(0),
+        text: [0; TEXT],
+        len: 0,
+    }; RING],
+    count: 0,
+    next: 0,
+}));
+
+/// Runs `f` on the ring; no reference to it leaves `f`. Private, and no
+/// closure passed here calls it again, so the reference is the only one.
+fn with_ring<R>(f: impl FnOnce(&mut Ring) -> R) -> R {
+    // SAFETY: the GVL is held (module invariant), so one hook runs at a
+    // time, and `with_ring` is not re-entered from `f` (see above).
+    f(unsafe { &mut *CONVERSIONS.0.get() })
+}
+
+fn has_conversions() -> bool {
+    with_ring(|ring| ring.count > 0)
+}
+
+/// Forgets the conversions of the previous input.
+pub fn reset() {
+    with_ring(|ring| ring.count = 0);
+}
+
+fn record(text: &[u8], value: Value) {
+    with_ring(|ring| {
+        let len = text.len().min(TEXT);
+        let entry = &mut ring.entries[ring.next];
+        entry.value = value;
+        entry.text[..len].copy_from_slice(&text[..len]);
+        entry.len = len as u8;
+        ring.next = (ring.next + 1) % RING;
+        ring.count = (ring.count + 1).min(RING);
+    });
+}
+
+/// Remembers that `text` converted to the Integer `value`.
+pub fn record_integer(text: &[u8], value: u64) {
+    record(text, Value::Integer(value));
+}
+
+/// Remembers that `text` converted to the Float `value`.
+pub fn record_float(text: &[u8], value: f64) {
+    record(text, Value::Float(value.to_bits()));
+}
+
+/// An Integer comparison of `a` with `b` (64-bit patterns).
+#[inline(always)]
+pub fn integers(site: SiteId, a: u64, b: u64) {
+    if !has_conversions() || a == b {
+        return;
+    }
+    for (mine, other) in [(a, b), (b, a)] {
+        if let Some(found) = converted(|value| matches!(value, Value::Integer(v) if v == mine)) {
+            let mut digits = Digits::new();
+            let _ = write!(digits, "{}", other as i64);
+            propose(site, found.text(), digits.as_bytes());
+        }
+    }
+}
+
+/// A Float comparison (either side may have been an Integer).
+pub fn floats(site: SiteId, a: f64, b: f64) {
+    if a.to_bits() == b.to_bits() {
+        return;
+    }
+    compare_sites::cmp8(site, a.to_bits(), b.to_bits());
+    let mut from_text = false;
+    if has_conversions() {
+        for (mine, other) in [(a, b), (b, a)] {
+            let matches = |value: Value| match value {
+                Value::Float(bits) => f64::from_bits(bits) == mine,
+                Value::Integer(v) => (v as i64) as f64 == mine,
+            };
+            if let Some(found) = converted(matches) {
+                let digits = float_text(other);
+                propose(site, found.text(), digits.as_bytes());
+                from_text = true;
+            }
+        }
+    }
+    if !from_text {
+        for value in [a, b] {
+            let digits = float_text(value);
+            compare_sites::substring(site, &[], digits.as_bytes());
+        }
+    }
+}
+
+/// A String about to be converted by `Integer()` (or `Float()` when
+/// `float`): when it holds bytes no number has (letters, punctuation), a
+/// byte comparison proposes it with those bytes as digits, so a parser
+/// that rejects non-numbers gets numbers. Prefixed radixes (`0x1F`) are
+/// left alone.
+pub fn check_number_text(site: SiteId, text: &[u8], float: bool) {
+    let text = &text[..text.len().min(NUMBER)];
+    if let Some(digits) = as_number(text, float) {
+        compare_sites::bytes(site, text, digits.as_bytes());
+    }
+}
+
+/// `text` with the bytes no number has replaced by `1`, or None when
+/// there are none (or it is too short, or has a radix prefix).
+fn as_number(text: &[u8], float: bool) -> Option<Digits> {
+    if text.len() < 2 || matches!(text, [b'0', b'x' | b'X' | b'b' | b'B' | b'o' | b'O', ..]) {
+        return None;
+    }
+    let allowed = |byte: u8| {
+        byte.is_ascii_digit()
+            || matches!(byte, b'+' | b'-' | b'_' | b' ' | b'\t' | b'\n' | b'\r')
+            || (float && matches!(byte, b'.' | b'e' | b'E'))
+    };
+    if text.iter().all(|&byte| allowed(byte)) {
+        return None;
+    }
+    let mut digits = Digits::new();
+    for &byte in text.iter().take(NUMBER) {
+        digits.bytes[digits.len] = if allowed(byte) { byte } else { b'1' };
+        digits.len += 1;
+    }
+    Some(digits)
+}
+
+/// A copy of the newest remembered conversion whose value `matches`.
+fn converted(matches: impl Fn(Value) -> bool) -> Option<Conversion> {
+    with_ring(|ring| {
+        (0..ring.count)
+            .map(|back| ring.entries[(ring.next + RING - 1 - back) % RING])
+            .find(|entry| matches(entry.value))
+    })
+}
+
+impl Conversion {
+    fn text(&self) -> &[u8] {
+        &self.text[..self.len as usize]
+    }
+}
+
+/// The shortest decimal text of a Float, as Ruby writes the common ones
+/// (`2.5`, `3.0`).
+fn float_text(value: f64) -> Digits {
+    let mut digits = Digits::new();
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
+        let _ = write!(digits, "{value:.1}");
+    } else {
+        let _ = write!(digits, "{value}");
+    }
+    digits
+}
+
+/// Proposes `number` in place of the number in `text` (the bytes a
+/// conversion read): a byte comparison of the token as the input has it
+/// with the same span rewritten, lengths kept equal by borrowing the
+/// text's neighbouring bytes or padding the way the token was written.
+fn propose(site: SiteId, text: &[u8], number: &[u8]) {
+    let (start, end) = token(text);
+    let token = &text[start..end];
+    let mut existing = [0u8; NUMBER * 2];
+    let mut desired = [0u8; NUMBER * 2];
+    let n;
+    if number.len() <= token.len() {
+        // Shorter: pad where the token's own style allows.
+        n = token.len();
+        let pad = token.len() - number.len();
+        existing[..n].copy_from_slice(token);
+        if token.first() == Some(&b'0') {
+            desired[..pad].fill(b'0');
+            desired[pad..n].copy_from_slice(number);
+        } else {
+            desired[..number.len()].copy_from_slice(number);
+            desired[number.len()..n].fill(b' ');
+        }
+    } else {
+        // Longer: take over the bytes after the token, then before it.
+        let grow = number.len() - token.len();
+        let after = (text.len() - end).min(grow);
+        let before = (grow - after).min(start);
+        let from = start - before;
+        let to = end + after;
+        n = (to - from).max(number.len()).min(existing.len());
+        existing[..to - from].copy_from_slice(&text[from..to]);
+        desired[..number.len().min(n)].copy_from_slice(&number[..number.len().min(n)]);
+    }
+    compare_sites::bytes(site, &existing[..n], &desired[..n]);
+    compare_sites::substring(site, &[], number);
+}
+
+/// The span of the number in a conversion's text: an optional sign, then
+/// digits, underscores, a decimal point and an exponent.
+fn token(text: &[u8]) -> (usize, usize) {
+    let start = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(text.len());
+    let mut end = start;
+    if matches!(text.get(end), Some(b'+' | b'-')) {
+        end += 1;
+    }
+    while end < text.len() {
+        let byte = text[end];
+        let exponent_sign = matches!(byte, b'+' | b'-') && matches!(text[end - 1], b'e' | b'E');
+        if !(byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.') || exponent_sign) {
+            break;
+        }
+        end += 1;
+    }
+    if end == start {
+        // No number at all: the whole text (bounded) is what to replace.
+        return (0, text.len().min(NUMBER));
+    }
+    (start, end.min(start + NUMBER))
+}
+
+/// A number written on the stack.
+struct Digits {
+    bytes: [u8; NUMBER],
+    len: usize,
+}
+
+impl Digits {
+    fn new() -> Digits {
+        Digits {
+            bytes: [0; NUMBER],
+            len: 0,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl Write for Digits {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = NUMBER - self.len;
+        let n = buf.len().min(room);
+        self.bytes[self.len..self.len + n].copy_from_slice(&buf[..n]);
+        self.len += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_skip_spaces_and_keep_signs_and_exponents() {
+        assert_eq!(token(b"  -42\n"), (2, 5));
+        assert_eq!(token(b"1.5e+10x"), (0, 8));
+        assert_eq!(token(b"0x1F"), (0, 4));
+        assert_eq!(token(b"   "), (0, 3));
+    }
+
+    #[test]
+    fn floats_are_written_as_ruby_writes_them() {
+        assert_eq!(float_text(3.0).as_bytes(), b"3.0");
+        assert_eq!(float_text(2.71).as_bytes(), b"2.71");
+        assert_eq!(float_text(-0.5).as_bytes(), b"-0.5");
+    }
+
+    #[test]
+    fn rejected_text_is_proposed_as_digits() {
+        let proposed = |text: &[u8], float| as_number(text, float).map(|d| d.as_bytes().to_vec());
+        assert_eq!(proposed(b"12ab", false), Some(b"1211".to_vec()));
+        assert_eq!(proposed(b"1.5x", true), Some(b"1.51".to_vec()));
+        assert_eq!(proposed(b"1.5", false), Some(b"115".to_vec()));
+        assert_eq!(proposed(b" 42\n", false), None);
+        assert_eq!(proposed(b"0x1F", false), None);
+        assert_eq!(proposed(b"a", false), None);
+    }
+
+    #[test]
+    fn the_ring_finds_the_newest_matching_conversion() {
+        reset();
+        record_integer(b"12", 12);
+        record_integer(b"0012", 12);
+        record_float(b"2.5", 2.5);
+        let found = converted(|v| matches!(v, Value::Integer(12)));
+        assert_eq!(found.as_ref().map(Conversion::text), Some(&b"0012"[..]));
+        reset();
+        assert!(converted(|_| true).is_none());
+    }
+}

@@ -1,0 +1,18 @@
+//! Findings: what went wrong with one input, reported and kept where tools
+//! look for it. [`report`] describes a Ruby exception or a bad return value
+//! and ends the process; [`slow_inputs`] reports inputs far slower than the
+//! rest; [`crash_frames`], [`ruby_backtrace`] and [`symbolize`] give
+//! libFuzzer's crash, timeout and coverage printouts their Ruby frames;
+//! [`sanitizer_stack`] keeps AddressSanitizer's view of the stack true
+//! across Ruby exceptions.
+//!
+//! Uses [`crate::rb`], the engine's [`target_state`](crate::engine::target_state),
+//! and the coverage map (to describe ruzzy's PCs). Whatever runs in a signal
+//! handler here is async-signal-safe.
+
+pub mod crash_frames;
+pub mod report;
+pub mod ruby_backtrace;
+pub mod sanitizer_stack;
+pub mod slow_inputs;
+pub mod symbolize;

@@ -1,0 +1,102 @@
+//! Reporting what went wrong with one input, then ending the process.
+//!
+//! A Ruby exception is a finding: it is described by `Ruzzy::Finding` (Ruby
+//! code, so the format lives beside the rest of the reporting), its frames
+//! are kept for libFuzzer's stack-trace printout ([`crate::findings::crash_frames`]),
+//! then the process aborts. libFuzzer's SIGABRT handler takes over from there: it
+//! writes the input as `crash-<sha1>` (honouring `-artifact_prefix` and
+//! `-exact_artifact_path`), prints its summary and exits with
+//! `-error_exitcode` (77 by default).
+//!
+//! Invariants: every report (`exception`, `bad_return`, `harness_error`)
+//! diverges; nothing here lets a Ruby exception escape (formatting and
+//! `ignored?` run under `rb_protect`).
+
+use crate::rb;
+use rb_sys::VALUE;
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
+pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+
+/// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
+/// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
+static EXIT_USAGE: AtomicI32 = AtomicI32::new(2);
+
+/// Takes the exit statuses from `Ruzzy` (called once, at `require`).
+pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
+    use magnus::Module;
+    EXIT_USAGE.store(ruzzy.const_get("EXIT_USAGE")?, Ordering::Relaxed);
+    Ok(())
+}
+
+fn exit_usage() -> ! {
+    // SAFETY: _exit skips atexit handlers, in particular libFuzzer's, which
+    // would otherwise report "fuzz target exited" as a crash.
+    unsafe { libc::_exit(EXIT_USAGE.load(Ordering::Relaxed)) }
+}
+
+/// The target raised `error` (or left through another non-local exit) on
+/// `input`.
+pub fn exception(error: VALUE, input: &[u8]) -> ! {
+    crate::engine::target_state::mark_reported();
+    let described = rb::protect(|ruby| {
+        let input = ruby.binary_string(input);
+        ruby.call_class_method(FINDING, "report_exception", &[error, input])
+    });
+    match described {
+        // SAFETY: on the fuzzing thread, holding the GVL; no Ruby code runs
+        // while the returned String is read.
+        Ok(frames) => crate::findings::crash_frames::keep_string(
+            unsafe { &rb::value::Frame::enter() },
+            frames,
+        ),
+        Err(_) => fallback("report_exception"),
+    }
+    std::process::abort()
+}
+
+/// Whether `error` is an expected exception (`ignore:`). Any failure to
+/// decide counts as "not ignored": the finding is reported.
+pub fn ignored(error: VALUE) -> bool {
+    let answer = rb::protect(|ruby| ruby.call_class_method(FINDING, "ignored?", &[error]));
+    matches!(answer, Ok(value) if value == rb::value::QTRUE)
+}
+
+/// The target returned something other than `nil`, `0` or `-1`. This is a
+/// bug in the harness, not in the code under test: no artifact is written.
+pub fn bad_return(value: VALUE) -> ! {
+    report("report_bad_return", value);
+    exit_usage()
+}
+
+/// A custom mutator or crossover (`name`) `what`ed `value` (raised it, or
+/// returned it instead of a String): a harness bug, reported like a bad
+/// return value of the target.
+pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
+    crate::engine::target_state::mark_reported();
+    let reported = rb::protect(|ruby| {
+        let args = [ruby.utf8_string(name), ruby.utf8_string(what), value];
+        ruby.call_class_method(FINDING, "report_harness_error", &args)
+    });
+    if reported.is_err() {
+        fallback("report_harness_error");
+    }
+    exit_usage()
+}
+
+fn report(method: &str, value: VALUE) {
+    let formatted = rb::protect(|ruby| ruby.call_class_method(FINDING, method, &[value]));
+    if formatted.is_err() {
+        fallback(method);
+    }
+}
+
+fn fallback(method: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "==ruzzy== ERROR: the fuzz target failed and the failure could not be described \
+         (Ruzzy::Finding.{method} raised)."
+    );
+}

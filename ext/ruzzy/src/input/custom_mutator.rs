@@ -1,0 +1,165 @@
+//! Custom mutators and crossover written in Ruby (`Ruzzy.fuzz(target,
+//! mutator:, crossover:)`), and libFuzzer's own mutator for them
+//! (`Ruzzy.mutate`).
+//!
+//! libFuzzer calls `LLVMFuzzerCustomMutator(data, size, max_size, seed)`
+//! (`custom_mutator.c`), which calls the Ruby mutator with
+//! `(data, max_size, seed)` and copies the String it returns back into
+//! libFuzzer's buffer (truncated to `max_size`). Crossover likewise with
+//! `(data1, data2, max_size, seed)`. Only the bundled libFuzzer is wired to
+//! these hooks; with a preloaded one `Ruzzy.fuzz` refuses them.
+//!
+//! A mutator that raises or returns something other than a String is a
+//! harness bug: it is reported and the process exits with status 2, like
+//! a fuzz target that returns an odd value.
+//!
+//! Invariants: the callables are GC-registered globals set once before the
+//! driver starts; every Ruby call runs under `rb_protect`.
+
+use crate::rb;
+use magnus::{Error, RString, Ruby, Value};
+use rb_sys::VALUE;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+static MUTATOR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// Set when the driver is about to start (the callables are registered
+/// then, nil or not) and never cleared: libFuzzer runs until the process
+/// ends. From then on LLVMFuzzerMutate is usable from a custom mutator.
+static DRIVER_STARTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" {
+    fn LLVMFuzzerMutate(data: *mut u8, size: usize, max_size: usize) -> usize;
+    fn ruzzy_link_custom_mutator();
+}
+
+/// Records the Ruby callables (nil for none). Called once, with the GVL.
+pub fn register(mutator: VALUE, crossover: VALUE) {
+    // SAFETY: an empty C function; calling it keeps custom_mutator.c linked.
+    unsafe { ruzzy_link_custom_mutator() };
+    for (slot, value) in [(&MUTATOR, mutator), (&CROSSOVER, crossover)] {
+        slot.store(value as usize, Ordering::Relaxed);
+        rb::register_gc_root(slot);
+    }
+    DRIVER_STARTED.store(true, Ordering::Relaxed);
+}
+
+fn is_set(slot: &AtomicUsize) -> bool {
+    slot.load(Ordering::Relaxed) as VALUE != rb::QNIL
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_wants_custom_mutator() -> c_int {
+    c_int::from(is_set(&MUTATOR))
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
+    c_int::from(is_set(&CROSSOVER))
+}
+
+/// Calls `callable.call(*args)`, with the arguments `build` makes, and
+/// copies the String it returns into `out` (at most `max` bytes). Returns
+/// the new size. The arguments are built under the same `rb_protect` as the
+/// call, so a failed allocation is reported like an exception the callable
+/// raised, never unwinding through libFuzzer.
+fn call_into<const N: usize>(
+    callable: &AtomicUsize,
+    name: &str,
+    build: impl FnOnce(&rb::Protected) -> [VALUE; N],
+    out: *mut u8,
+    max: usize,
+) -> usize {
+    let result = rb::protect(|ruby| {
+        ruby.no_memory_injected_at("mutator");
+        let args = build(ruby);
+        // A live, GC-registered callable; `args` are on this stack frame,
+        // which the GC scans.
+        let callable = callable.load(Ordering::Relaxed) as VALUE;
+        ruby.call(callable, rb::intern(c"call"), &args)
+    });
+    match result {
+        // SAFETY: called by libFuzzer inside the per-input callback, on the
+        // thread holding the GVL; the bytes are copied before Ruby runs.
+        Ok(value) => match unsafe { rb::value::Frame::enter() }.string_bytes(value) {
+            Some(bytes) => {
+                let len = bytes.len().min(max);
+                // SAFETY: libFuzzer's buffer has room for `max` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, len) };
+                len
+            }
+            None => crate::findings::report::harness_error(name, "returned a non-String", value),
+        },
+        Err(error) => crate::findings::report::harness_error(name, "raised", error),
+    }
+}
+
+/// libFuzzer's `size` bytes at `data`.
+fn bytes<'a>(data: *const u8, size: usize) -> &'a [u8] {
+    // SAFETY: libFuzzer's buffer holds `size` bytes for the whole call.
+    unsafe { std::slice::from_raw_parts(data, size) }
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_custom_mutator(
+    data: *mut u8,
+    size: usize,
+    max_size: usize,
+    seed: u32,
+) -> usize {
+    if !is_set(&MUTATOR) {
+        // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
+        return unsafe { LLVMFuzzerMutate(data, size, max_size) };
+    }
+    let args = |ruby: &rb::Protected| {
+        [
+            ruby.binary_string(bytes(data, size)),
+            ruby.unsigned(max_size as u64),
+            ruby.unsigned(u64::from(seed)),
+        ]
+    };
+    call_into(&MUTATOR, "mutator", args, data, max_size)
+}
+
+#[no_mangle]
+pub extern "C" fn ruzzy_custom_crossover(
+    data1: *const u8,
+    size1: usize,
+    data2: *const u8,
+    size2: usize,
+    out: *mut u8,
+    max_out_size: usize,
+    seed: u32,
+) -> usize {
+    if !is_set(&CROSSOVER) {
+        return 0;
+    }
+    let args = |ruby: &rb::Protected| {
+        [
+            ruby.binary_string(bytes(data1, size1)),
+            ruby.binary_string(bytes(data2, size2)),
+            ruby.unsigned(max_out_size as u64),
+            ruby.unsigned(u64::from(seed)),
+        ]
+    };
+    call_into(&CROSSOVER, "crossover", args, out, max_out_size)
+}
+
+/// `Ruzzy::Native._mutate(data, max_size)`: libFuzzer's own mutation of `data`.
+pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<Value, Error> {
+    if !DRIVER_STARTED.load(Ordering::Relaxed) || !is_set(&MUTATOR) {
+        return Err(Error::new(
+            ruby.exception_runtime_error(),
+            "Ruzzy.mutate works only inside a custom mutator, while Ruzzy.fuzz runs",
+        ));
+    }
+    // SAFETY: copied at once, before any Ruby code runs.
+    let mut buffer = unsafe { data.as_slice() }.to_vec();
+    let size = buffer.len();
+    buffer.resize(size.max(max_size).max(1), 0);
+    // SAFETY: `buffer` has room for max(size, max_size) bytes.
+    let new_size = unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size.max(1)) };
+    buffer.truncate(new_size);
+    crate::error::value_of(rb::binary_string(&buffer))
+}

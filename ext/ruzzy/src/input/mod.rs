@@ -1,0 +1,10 @@
+//! Structured inputs: the fuzzed data provider ([`fuzzed_data_provider`],
+//! the Ruby binding over the plain-Rust rules of [`data_provider`]) and
+//! custom mutators written in Ruby ([`custom_mutator`]).
+//!
+//! Uses [`crate::rb`] and [`crate::error`]; a custom mutator that fails is
+//! reported through [`crate::findings`].
+
+pub mod custom_mutator;
+pub mod data_provider;
+pub mod fuzzed_data_provider;

@@ -1,0 +1,151 @@
+# frozen_string_literal: true
+
+require "open3"
+require "rbconfig"
+require "fileutils"
+require_relative "../exit_status"
+require_relative "command_options"
+
+module Ruzzy
+  # `ruzzy ci`: fuzzes every fuzz test of a project for a fixed time each and
+  # prints a summary; exits 77 when any of them found something.
+  #
+  # Fuzz tests are found in test/ and spec/ (or the paths given): files named
+  # *_test.rb, test_*.rb or *_spec.rb that mention fuzz_test. Each runs in its
+  # own process (`ruzzy run-test FILE NAME -max_total_time=N`), writing new
+  # corpus entries and crash files into its corpus directory and its output
+  # to LOG_DIR/<slug>.log. `lib/` is on the load path, as with `rake test`.
+  class CI
+    USAGE = <<~TEXT.freeze
+      Usage: ruzzy ci [--seconds=N] [--log-dir=DIR] [PATH...] [-- LIBFUZZER_FLAGS]
+
+      Runs every fuzz test (fuzz_test in Minitest or RSpec files under PATH,
+      default test/ and spec/) for N seconds (default 60) and prints a summary.
+      Exit status: #{EXIT_OK} when nothing was found, #{EXIT_FINDING} when a fuzz test found a bug,
+      #{EXIT_HARNESS_ERROR} when a fuzz test could not run.
+    TEXT
+    Test = Struct.new(:name, :file)
+    Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after)
+
+    def initialize(argv, out:, err:, program:)
+      @argv = argv.dup
+      @out = out
+      @err = err
+      @program = File.expand_path(program)
+      @seconds = 60
+      @log_dir = "ruzzy-ci-logs"
+      @flags = []
+    end
+
+    def run
+      paths = parse
+      return EXIT_OK if paths.nil?
+
+      tests = paths.flat_map { |file| list(file) }
+      if tests.empty?
+        @out.puts "ruzzy ci: no fuzz tests found in #{paths.empty? ? "test/ or spec/" : @argv.join(", ")}"
+        return EXIT_OK
+      end
+      @out.puts "ruzzy ci: #{tests.size} fuzz test(s), #{@seconds} s each"
+      results = tests.map { |test| fuzz(test) }
+      summarize(results)
+    end
+
+    private
+
+    def parse
+      split = @argv.index("--")
+      @flags = split ? @argv.slice!(split..).drop(1) : []
+      parser = CommandOptions.parser("ruzzy ci")
+      parser.on("--seconds=N", Integer) do |seconds|
+        raise CLI::UsageError, "ruzzy ci: --seconds takes a positive number, got #{seconds}" unless seconds.positive?
+
+        @seconds = seconds
+      end
+      parser.on("--log-dir=DIR") { |dir| @log_dir = dir }
+      return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
+
+      candidates(@argv.empty? ? %w[test spec].select { |dir| File.directory?(dir) } : @argv)
+    end
+
+    def candidates(paths)
+      paths.flat_map do |path|
+        raise CLI::UsageError, "ruzzy ci: no such file or directory: #{path}" unless File.exist?(path)
+
+        files = File.directory?(path) ? Dir.glob(File.join(path, "**", "{*_test,test_*,*_spec}.rb")) : [path]
+        files.sort.select { |file| File.read(file).include?("fuzz_test") }
+      end
+    end
+
+    def environment(extra = {})
+      lib = File.expand_path("lib")
+      rubyopt = File.directory?(lib) ? "-I#{lib} #{ENV.fetch("RUBYOPT", "")}".strip : ENV.fetch("RUBYOPT", "")
+      { "RUBYOPT" => rubyopt }.merge(extra)
+    end
+
+    def list(file)
+      output, status = Open3.capture2e(environment(FuzzTest::ENV_LIST => "1"), RbConfig.ruby, file)
+      unless status.success?
+        @err.puts "ruzzy ci: listing the fuzz tests of #{file} failed:\n#{output}"
+        return []
+      end
+      output.lines.grep(/\AFUZZ_TEST\t/).map { |line| Test.new(*line.chomp.split("\t").drop(1)) }
+    end
+
+    def fuzz(test)
+      FileUtils.mkdir_p(@log_dir)
+      log = File.join(@log_dir, "#{FuzzTest.slug(test.name)}.log")
+      corpus = corpus_of(test)
+      before = count_files(corpus)
+      command = [RbConfig.ruby, @program, "run-test", test.file, test.name, "-max_total_time=#{@seconds}", *@flags]
+      output, status = Open3.capture2e(environment, *command)
+      File.write(log, output)
+      Result.new(test, status.exitstatus, log, finding_of(output), output[/Test unit written to (\S+)/, 1],
+                 before, count_files(corpus))
+    end
+
+    def corpus_of(test)
+      File.join(File.dirname(File.expand_path(test.file)), "fuzz", FuzzTest.slug(test.name))
+    end
+
+    def count_files(dir)
+      File.directory?(dir) ? Dir.children(dir).count { |name| !name.match?(/\A(crash|timeout|oom|leak)-/) } : 0
+    end
+
+    def finding_of(output)
+      output[/uncaught Ruby exception in the fuzz target\n(.+)$/, 1] ||
+        output[/ERROR: (AddressSanitizer: [^\n]+|libFuzzer: [^\n]+)/, 1] ||
+        output[/runtime error: [^\n]+/]
+    end
+
+    def summarize(results)
+      results.each { |result| report(result) }
+      found = results.count { |result| result.status == EXIT_FINDING }
+      failed = results.count { |result| ![EXIT_OK, EXIT_FINDING].include?(result.status) }
+      @out.puts "ruzzy ci: #{found} of #{results.size} fuzz test(s) found a bug" \
+                "#{failed.positive? ? ", #{failed} could not run" : ""}; logs in #{@log_dir}/"
+      return EXIT_FINDING if found.positive?
+
+      failed.positive? ? EXIT_HARNESS_ERROR : EXIT_OK
+    end
+
+    def report(result)
+      test = result.test
+      where = "#{test.name} (#{relative(test.file)})"
+      case result.status
+      when EXIT_OK
+        @out.puts "  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"
+      when EXIT_FINDING
+        @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"
+        @out.puts "         input: #{relative(result.artifact)}" if result.artifact
+        @out.puts "         it now fails as a regression example in the ordinary test run"
+      else
+        @out.puts "  ERROR  #{where}: exit status #{result.status.inspect}, see #{result.log}"
+      end
+    end
+
+    def relative(path)
+      path.start_with?("#{Dir.pwd}/") ? path.delete_prefix("#{Dir.pwd}/") : path
+    end
+  end
+end

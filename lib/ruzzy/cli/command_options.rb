@@ -1,0 +1,68 @@
+# frozen_string_literal: true
+
+require "optparse"
+require_relative "../version"
+
+module Ruzzy
+  # Command-line parsing for ruzzy's commands: each builds an OptionParser
+  # (Ruby's own), the options several commands share are defined here once,
+  # and parse errors become a UsageError naming the command.
+  module CommandOptions
+    # Raised for a command line ruzzy cannot act on.
+    class UsageError < StandardError; end
+
+    module_function
+
+    # A parser for the command +name+ ("ruzzy cov"), whose -h/--help and
+    # -v/--version replace OptionParser's own (which would exit).
+    def parser(name)
+      OptionParser.new do |parser|
+        parser.program_name = name
+        parser.on_tail("-h", "--help") { throw :ruzzy_usage, :help }
+        parser.on_tail("-v", "--version") { throw :ruzzy_usage, :version }
+      end
+    end
+
+    # -I DIRECTORY (repeatable): adds DIRECTORY, made absolute, with +block+.
+    def load_path(parser, &block)
+      parser.on("-I DIRECTORY") { |dir| block.call(File.expand_path(dir)) }
+    end
+
+    # --include=PATTERN and --exclude=PATTERN (repeatable), into +patterns+
+    # ({ include: [], exclude: [] }).
+    def coverage_patterns(parser, patterns)
+      parser.on("--include=PATTERN") { |pattern| patterns[:include] << pattern }
+      parser.on("--exclude=PATTERN") { |pattern| patterns[:exclude] << pattern }
+    end
+
+    # --sanitizer=NAME: yields the sanitizer's canonical name.
+    def sanitizer(parser)
+      parser.on("--sanitizer=NAME") { |name| yield Sanitizers.canonical(name) }
+    end
+
+    # Parses +argv+ in place with +parser+. With in_order: true, parsing
+    # stops at the first argument that is not an option (the harness:
+    # everything after it is the harness's); otherwise options may stand
+    # anywhere and the other arguments are left in +argv+. When --help or
+    # --version was given, prints +usage+ or the version to +out+ and
+    # returns true (nothing else is to be done).
+    def parse!(parser, argv, out:, usage:, in_order: false)
+      answered = catch(:ruzzy_usage) do
+        in_order ? parser.order!(argv) : parser.permute!(argv)
+        nil
+      end
+      out.write(answered == :help ? usage : "ruzzy #{VERSION}\n") if answered
+      !answered.nil?
+    rescue OptionParser::InvalidOption => e
+      raise UsageError, "#{prefix(parser)}unknown option #{e.args.join(" ")}"
+    rescue OptionParser::MissingArgument => e
+      raise UsageError, "#{prefix(parser)}#{e.args.join(" ")} needs a value"
+    rescue OptionParser::ParseError => e
+      raise UsageError, "#{prefix(parser)}#{e.message}"
+    end
+
+    def prefix(parser)
+      parser.program_name == "ruzzy" ? "" : "#{parser.program_name}: "
+    end
+  end
+end

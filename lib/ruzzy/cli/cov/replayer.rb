@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+require "coverage"
+require_relative "../../own_files"
+
+module Ruzzy
+  module Cov
+    # The child side of `ruzzy cov`: loads the harness under Ruby's own line
+    # and branch coverage, takes the target it hands to Ruzzy.fuzz, and runs
+    # the given inputs through it. After each input it records, in files the
+    # parent reads even if this process dies, what happened and the coverage
+    # so far (only of paths the filter keeps) with the first input that
+    # reached each line.
+    class Replayer
+      # The paths a replay reports: those the include and exclude patterns
+      # of +spec+ let fuzzing instrument (the native coverage's own rules),
+      # never ruzzy's own files.
+      def self.filter(spec)
+        lambda { |path|
+          !path.start_with?(OWN_FILES) && Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
+        }
+      end
+
+      def initialize(harness:, inputs:, status:, dump:, filter:)
+        @harness = harness
+        @inputs = inputs
+        @status = status
+        @dump = dump
+        @filter = filter
+        @first = Hash.new { |hash, path| hash[path] = {} }
+      end
+
+      def run
+        ::Coverage.start(lines: true, branches: true)
+        capture = Ruzzy.session.capture { load @harness }
+        raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
+
+        File.open(@status, "a") do |status|
+          status.sync = true
+          @inputs.each_with_index { |(index, path), position| replay(capture, status, index, path, position) }
+        end
+        0
+      end
+
+      private
+
+      def replay(capture, status, index, path, position)
+        status.puts "START #{index}"
+        outcome = run_one(capture, File.binread(path))
+        status.puts "DONE #{index} #{outcome}"
+        dump(index)
+        progress(position)
+      end
+
+      def run_one(capture, data)
+        capture.target.call(data)
+        "ok"
+      rescue Exception => e # rubocop:disable Lint/RescueException -- every failure of the target is recorded
+        raise if e.is_a?(Interrupt)
+
+        capture.expected.include?(e) ? "ok" : "raised #{e.class}"
+      end
+
+      def dump(index)
+        result = ::Coverage.peek_result.select { |path, _| @filter.call(path) }
+        result.each do |path, data|
+          (data[:lines] || []).each_with_index do |count, line|
+            @first[path][line + 1] ||= index if count&.positive?
+          end
+        end
+        File.binwrite("#{@dump}.tmp", Marshal.dump({ coverage: result, first: @first.to_a.to_h }))
+        File.rename("#{@dump}.tmp", @dump)
+      end
+
+      def progress(position)
+        now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        return if @last_progress && now - @last_progress < 1 && position + 1 < @inputs.size
+
+        @last_progress = now
+        $stderr.print "\rruzzy cov: replayed #{position + 1}/#{@inputs.size} inputs in this process"
+        $stderr.puts if position + 1 == @inputs.size
+      end
+    end
+  end
+end

@@ -1,0 +1,114 @@
+# frozen_string_literal: true
+
+require_relative "../error"
+
+module Ruzzy
+  # libFuzzer's argument list, program name first: validated once, and the
+  # one place libFuzzer's flags (-name=value, the last one wins) are read or
+  # changed.
+  class LibFuzzerArgs
+    # libFuzzer's own -timeout when none is given.
+    LIBFUZZER_DEFAULT_TIMEOUT = 1200
+
+    # Flags with which libFuzzer runs child processes rather than the
+    # target (any value but 0).
+    PARENT_FLAGS = %w[fork jobs workers merge minimize_crash set_cover_merge].freeze
+
+    # Checks +args+ (an Array of Strings without NUL bytes, the program name
+    # first) and returns them parsed; raises InvalidArgumentsError (tagged
+    # onto RuntimeError or TypeError, as Ruzzy 0.8's c_fuzz raised) otherwise.
+    def self.validate(args)
+      unless args.is_a?(Array)
+        raise InvalidArgumentsError.exception("args must be an Array of Strings, got #{args.inspect}", RuntimeError)
+      end
+
+      if args.empty?
+        raise InvalidArgumentsError.exception("args must not be empty: its first element is the program name",
+                                              RuntimeError)
+      end
+
+      args.each_with_index do |arg, index|
+        unless arg.is_a?(String)
+          raise InvalidArgumentsError.exception("args[#{index}] must be a String, got #{arg.inspect}", TypeError)
+        end
+        raise InvalidArgumentsError, "args[#{index}] contains a NUL byte" if arg.include?("\0")
+      end
+      new(args)
+    end
+
+    def initialize(words)
+      @words = words.map { |word| word.dup.freeze }.freeze
+    end
+
+    # The arguments as an Array of Strings.
+    def to_a
+      @words
+    end
+
+    def ==(other)
+      other.is_a?(LibFuzzerArgs) && to_a == other.to_a
+    end
+
+    # The program name (libFuzzer's argv[0]).
+    def program
+      @words.first
+    end
+
+    # The value of the last -+name+=VALUE, or nil.
+    def value(name)
+      prefix = "-#{name}="
+      @words.drop(1).reverse_each { |word| return word.delete_prefix(prefix) if word.start_with?(prefix) }
+      nil
+    end
+
+    # Whether -+name+=VALUE is given.
+    def given?(name)
+      !value(name).nil?
+    end
+
+    # The same arguments with +program+ as argv[0].
+    def with_program(program)
+      LibFuzzerArgs.new([program, *@words.drop(1)])
+    end
+
+    # The same arguments with each of +flags+ ("-name=value") that is not
+    # given already added right after the program name.
+    def with_defaults(flags)
+      missing = flags.reject { |flag| given?(flag[/\A-([^=]+)=/, 1]) }
+      LibFuzzerArgs.new([program, *missing, *@words.drop(1)])
+    end
+
+    # The same arguments with -+name+=+value+ in place of any -+name+ given.
+    def with(name, value)
+      prefix = "-#{name}="
+      LibFuzzerArgs.new(@words.reject { |word| word.start_with?(prefix) } + ["#{prefix}#{value}"])
+    end
+
+    # -timeout in seconds (0: none); libFuzzer's default when the value is
+    # not a whole number of seconds.
+    def timeout
+      seconds = Integer(value("timeout") || LIBFUZZER_DEFAULT_TIMEOUT, 10)
+      seconds.negative? ? LIBFUZZER_DEFAULT_TIMEOUT : seconds
+    rescue ArgumentError
+      LIBFUZZER_DEFAULT_TIMEOUT
+    end
+
+    # Whether libFuzzer will run child processes instead of the target.
+    def runs_children?
+      PARENT_FLAGS.any? do |name|
+        found = value(name)
+        found && found != "0"
+      end
+    end
+
+    # Where libFuzzer writes the artifact named +kind+ + +sha1+ (kind is
+    # "crash-", "timeout-", "oom-"); -exact_artifact_path wins unless
+    # +exact+ is false.
+    def artifact_path(kind, sha1, exact: true)
+      path = exact && value("exact_artifact_path")
+      return path if path
+
+      "#{value("artifact_prefix") || "./"}#{kind}#{sha1}"
+    end
+  end
+end

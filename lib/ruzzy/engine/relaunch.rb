@@ -1,0 +1,46 @@
+# frozen_string_literal: true
+
+require "rbconfig"
+require "shellwords"
+
+module Ruzzy
+  # How this process was started, so that libFuzzer can start more like it.
+  #
+  # libFuzzer's -fork, -jobs, -merge and -minimize_crash run `argv[0]` with
+  # flags through the shell. ruzzy hands libFuzzer, as argv[0], the command
+  # that started this process up to libFuzzer's own arguments (read from
+  # /proc/self/cmdline): the same Ruby, its options and load path, the same
+  # `ruzzy` options (coverage, sanitizer, ignore list) and the same harness
+  # with its own arguments. The environment (LD_PRELOAD included) is
+  # inherited.
+  module Relaunch
+    # The words of /proc/self/cmdline when ruzzy was loaded; assigning
+    # $PROGRAM_NAME (as the ruzzy command does) rewrites them later.
+    def self.read_process_words
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      []
+    end
+
+    ORIGINAL_WORDS = read_process_words.freeze
+
+    module_function
+
+    # The words of the command that started this process, without the
+    # trailing +libfuzzer_args+.
+    def prefix(libfuzzer_args)
+      words = ORIGINAL_WORDS
+      tail = libfuzzer_args.size
+      if words.size > tail && words.last(tail) == libfuzzer_args
+        words.first(words.size - tail)
+      else
+        [RbConfig.ruby, File.expand_path($PROGRAM_NAME)]
+      end
+    end
+
+    # +words+ as one shell command line.
+    def shell(words)
+      Shellwords.join(words)
+    end
+  end
+end

@@ -1,0 +1,141 @@
+# frozen_string_literal: true
+
+require_relative "libfuzzer_args"
+require_relative "relaunch"
+require_relative "../findings/expected_exceptions"
+
+module Ruzzy
+  # The fuzzing run of this process (there is at most one: libFuzzer runs
+  # once per process), behind Ruzzy.fuzz.
+  #
+  # Whoever starts the process configures it before the harness runs: the
+  # `ruzzy` command from its options (--no-compare-hooks, --ignore, ...),
+  # `ruzzy cov` by capturing the target instead of fuzzing it. Its settings
+  # are the defaults of Ruzzy.fuzz's keywords; the environment
+  # (RUZZY_COMPARE_HOOKS, RUZZY_LITERAL_DICT, RUZZY_DISABLE_DETECTORS)
+  # gives theirs. While the run goes, it answers what reports need: the
+  # expected exceptions, where artifacts go, the command that starts the
+  # harness again.
+  class Session
+    # Ruzzy.fuzz's compare_hooks:, literal_dict: and detectors: defaults.
+    attr_accessor :compare_hooks, :literal_dict, :detectors
+
+    # Exceptions every fuzz target of the run may raise on purpose
+    # (`ruzzy --ignore`), added to Ruzzy.fuzz's ignore:.
+    attr_reader :ignore
+
+    # A fuzz target taken instead of fuzzed (see #capture).
+    Capture = Struct.new(:target, :expected)
+
+    def initialize
+      @compare_hooks = CompareHooks.environment_setting
+      @literal_dict = LiteralDictionary.environment_setting
+      @detectors = Detectors.environment_setting
+      @ignore = ExpectedExceptions.new(nil)
+      @expected = nil
+      @libfuzzer_args = nil
+      @capturing = false
+      @fuzz_called = false
+    end
+
+    # Sets exceptions every target may raise (specs as for ignore:).
+    def ignore=(specs)
+      @ignore = ExpectedExceptions.new(specs)
+    end
+
+    # Fuzzes +target+ (see Ruzzy.fuzz, which documents every keyword).
+    def fuzz(target, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
+      raise InvalidTargetError, "the fuzz target must respond to #call, got #{target.inspect}" unless callable?(target)
+
+      { mutator:, crossover: }.each do |name, callable|
+        next if callable.nil? || callable?(callable)
+
+        raise InvalidArgumentsError, "#{name}: must respond to #call, got #{callable.inspect}"
+      end
+      hook_groups = CompareHooks.groups(compare_hooks)
+      detectors = Detectors.select(detectors)
+      args = LibFuzzerArgs.validate(args).with_defaults(DEFAULT_FLAGS)
+      @expected = ExpectedExceptions.new(ignore) + @ignore
+      throw(:ruzzy_capture_target, Capture.new(target, @expected)) if @capturing
+
+      @libfuzzer_args = args
+      args = args.with_program(command_line) if args.program == $PROGRAM_NAME
+      args = prepare(args, hook_groups, detectors, literal_dict)
+      @fuzz_called = true
+      run_driver(target, args, mutator, crossover)
+    end
+
+    # Runs the block (which loads a harness); the harness's Ruzzy.fuzz call
+    # hands its target over instead of fuzzing. Returns a Capture, or nil
+    # when the block never called Ruzzy.fuzz. Used by `ruzzy cov`.
+    def capture
+      @capturing = true
+      catch(:ruzzy_capture_target) do
+        yield
+        nil
+      end
+    ensure
+      @capturing = false
+    end
+
+    # Whether Ruzzy.fuzz has started fuzzing in this process.
+    def fuzz_called?
+      @fuzz_called
+    end
+
+    # The exceptions the running fuzz target may raise.
+    def expected_exceptions
+      @expected || @ignore
+    end
+
+    # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
+    # for an input whose SHA-1 is +sha1+. With exact: false,
+    # -exact_artifact_path (meant for the one finding) is not used
+    # ("slow-unit-").
+    def artifact_path(kind, sha1, exact: true)
+      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind, sha1, exact:)
+    end
+
+    # The shell command that starts this harness again (libFuzzer's argv[0]).
+    def command_line
+      Relaunch.shell(Relaunch.prefix(DEFAULT_ARGS.drop(1)))
+    end
+
+    private
+
+    def callable?(object)
+      object.respond_to?(:call)
+    end
+
+    # Prepares coverage, comparison hooks, the dictionary and the bug
+    # detectors for fuzzing; returns libFuzzer's arguments with the
+    # dictionary.
+    def prepare(args, hook_groups, detectors, literal_dict)
+      CompareHooks.install(hook_groups) unless hook_groups.empty?
+      Coverage.fit_map
+      LiteralDictionary.stop
+      args = LiteralDictionary.add_to(args) if literal_dict && !hook_groups.empty?
+      Detectors.install(detectors)
+      clear_stack_poisoning_on_raise
+      args
+    end
+
+    # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
+    # leaves behind whenever Ruby raises (see ext/ruzzy/src/findings/sanitizer_stack.rs).
+    def clear_stack_poisoning_on_raise
+      return unless Ruzzy::Native._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
+
+      @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
+      warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
+    end
+
+    def run_driver(target, args, mutator, crossover)
+      status = Ruzzy::Native._fuzz(target, args, !@expected.empty?, mutator, crossover)
+      # The driver returns only in modes that do not fuzz in this process
+      # (-help=1, -jobs/-workers); a failed job ends the process the same
+      # way a finding does.
+      exit(status) unless status.zero?
+      status
+    end
+  end
+end

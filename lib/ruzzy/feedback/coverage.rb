@@ -1,0 +1,138 @@
+# frozen_string_literal: true
+
+require "coverage"
+require_relative "../own_files"
+
+module Ruzzy
+  # Ruby coverage for the fuzzer: turns on the interpreter's line and branch
+  # coverage events and feeds them, as edges, into libFuzzer's counters.
+  #
+  # Only code compiled after Coverage.start is instrumented: start it before
+  # requiring the code under test (the `ruzzy` command and Ruzzy.trace do).
+  #
+  # Branch events fire every time; line events fire once per line and
+  # process (Ruby's one-shot lines): a line reached for the first time
+  # counts for its method or block, and after that the branches around it
+  # say what a line event would (see docs/coverage.md).
+  module Coverage
+    module_function
+
+    # Starts coverage. Returns true when started by this call, false when it
+    # was already running (the first call's settings stay in force).
+    #
+    # include:: patterns of paths to instrument (default: all)
+    # exclude:: patterns of paths not to instrument (ruzzy's own files always)
+    # map_size:: number of edge counters (rounded up to a power of two);
+    #            nil fits the map to the instrumented code when fuzzing starts
+    #
+    # A pattern starting with "/" matches paths that start with it; any other
+    # pattern matches paths that contain it ("lib/mygem/").
+    def start(include: [], exclude: [], map_size: nil)
+      includes = patterns(include, "include")
+      excludes = patterns(exclude, "exclude") + [OWN_FILES] + compiled_files
+      unless map_size.nil? || (map_size.is_a?(Integer) && map_size.between?(64, 1 << 26))
+        raise InvalidArgumentsError, "map_size must be an Integer from 64 to #{1 << 26}, got #{map_size.inspect}"
+      end
+
+      setup_interpreter_coverage
+      started = Ruzzy::Native._start_coverage(map_size, includes, excludes)
+      LiteralDictionary.start if started
+      started
+    end
+
+    # Sizes a map started without map_size to the instrumented code loaded
+    # so far (two counters per executable line or branch arm, within
+    # Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it after
+    # every input. Every process running the same harness gets the same
+    # size, so counter ids agree across -fork, -jobs and -merge. Returns the
+    # number of counters, or nil when there is nothing to fit.
+    def fit_map
+      return nil unless info&.fetch(:fitted)
+
+      units = instrumented_units
+      size = Ruzzy::Native._fit_coverage(units)
+      if size
+        what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
+        warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
+      end
+      size
+    end
+
+    # Executable lines (not blank, not comments) and branch arms of the
+    # instrumented files loaded so far, or nil when Ruby's coverage does
+    # not list them (it was set up by someone else and is not running).
+    def instrumented_units
+      return nil unless ::Coverage.running?
+
+      ::Coverage.peek_result.sum do |path, result|
+        next 0 unless Ruzzy::Native._instrumented_path?(path)
+
+        code_lines(path) + branch_arms(result)
+      end
+    end
+
+    def code_lines(path)
+      File.foreach(path, mode: "rb").count { |line| line.match?(/\A\s*[^\s#]/n) }
+    rescue SystemCallError, IOError
+      0
+    end
+
+    def branch_arms(result)
+      return 0 unless result.is_a?(Hash) && result[:branches]
+
+      result[:branches].sum { |_, arms| arms.size }
+    end
+
+    # Ruby files compiled before coverage started (ruzzy, RubyGems, what the
+    # harness required first): never instrumented, so their comparisons do
+    # not count either.
+    def compiled_files
+      $LOADED_FEATURES.select { |path| path.end_with?(".rb") && File.absolute_path?(path) }
+    end
+
+    # Whether coverage is running.
+    def running?
+      !Ruzzy::Native._coverage_info.nil?
+    end
+
+    # Facts about the running coverage: :map_size, :fitted (whether the map
+    # is sized to the code rather than by map_size:), :precise (whether
+    # branches on one line are told apart), :counters_ever_hit. nil when
+    # coverage is not running.
+    def info
+      Ruzzy::Native._coverage_info
+    end
+
+    # "path:line" of the first Ruby location that reached counter +index+.
+    def location_of(index)
+      Ruzzy::Native._counter_location(index)
+    end
+
+    def patterns(value, name)
+      list = Array(value)
+      list.each do |pattern|
+        next if pattern.is_a?(String) && !pattern.empty?
+
+        raise InvalidArgumentsError, "#{name} patterns must be non-empty Strings, got #{pattern.inspect}"
+      end
+      list.map { |pattern| pattern.start_with?("~") ? File.expand_path(pattern) : pattern }
+    end
+
+    # Compiles subsequent code with coverage events: branches, and one-shot
+    # lines, whose event Ruby's own line counter turns off after its first
+    # time (so Ruby's counting runs, unlike with Coverage.setup alone).
+    def setup_interpreter_coverage
+      return if ::Coverage.running?
+
+      ::Coverage.setup(oneshot_lines: true, branches: true)
+      ::Coverage.resume
+    rescue RuntimeError
+      # Coverage was already set up by someone else (e.g. SimpleCov): the
+      # events still fire for code compiled from now on.
+      nil
+    end
+
+    private_class_method :instrumented_units, :code_lines, :branch_arms, :compiled_files, :patterns,
+                         :setup_interpreter_coverage
+  end
+end

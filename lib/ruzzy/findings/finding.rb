@@ -1,0 +1,199 @@
+# frozen_string_literal: true
+
+require "shellwords"
+require_relative "../own_files"
+
+module Ruzzy
+  # Describes, on standard error, why an input stopped the fuzzer. The native
+  # callback calls these methods at most once per process, just before the
+  # process ends (an abort handled by libFuzzer for a finding, a plain exit for
+  # a broken harness), and asks ignored? for every exception the target raises
+  # when some are expected.
+  module Finding
+    # Frames of the token that identifies a finding.
+    DEDUP_FRAMES = 3
+
+    module_function
+
+    # The fuzz target raised +error+ on +input+. libFuzzer writes the crash
+    # file next. Returns the exception's frames in sanitizer form
+    # (sanitizer_frames), which the native side prints after libFuzzer's own
+    # crash line.
+    def report_exception(error, input = nil)
+      text = describe_exception(error)
+      text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
+      text << reproduction(input) if input
+      $stderr.write(text)
+      $stderr.flush
+      error.is_a?(Exception) ? sanitizer_frames(error.backtrace || []) : ""
+    end
+
+    # Frames printed in sanitizer form.
+    CRASH_FRAMES = 32
+
+    # The running target's frames in the same form (a timeout, reported at
+    # Ruby's next safe point).
+    def current_frames
+      sanitizer_frames(caller)
+    end
+
+    # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
+    # strings) as a sanitizer prints a stack trace ("    #0 0x0 in LABEL
+    # PATH:LINE"), for tools that group crashes by their top frames
+    # (ClusterFuzz's stack parser reads the frames that follow libFuzzer's
+    # "deadly signal" line). A Ruby frame has no machine address: 0x0
+    # stands in. The function is one word, as a C symbol
+    # would be: ClusterFuzz keeps a frame's name up to the first space,
+    # "(" or "[" and after the last "!", so those are percent-encoded
+    # ("save%21"); "block in" decorations are dropped.
+    def sanitizer_frames(backtrace)
+      target_frames(backtrace).first(CRASH_FRAMES).each_with_index.map do |frame, index|
+        path, line, label = frame.match(/\A(.*?):(\d+):in (.*)\z/)&.captures
+        name = method_label(label).gsub(/[\s!()\[\]%]/) { |char| format("%%%02X", char.ord) }
+        "    ##{index} 0x0 in #{name.empty? ? "<unknown>" : name} #{path || frame}:#{line || 0}\n"
+      end.join
+    end
+
+    # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
+    def ignored?(error)
+      error.is_a?(Exception) && Ruzzy.session.expected_exceptions.include?(error)
+    end
+
+    # The fuzz target returned +value+, which is not nil, 0 or -1.
+    def report_bad_return(value)
+      $stderr.write(
+        "==#{Process.pid}== ERROR: ruzzy: TypeError: the fuzz target did not return an integer or nil: " \
+        "it returned #{safe_inspect(value)} (#{value.class}). Return nil or 0 to keep going, -1 (or any " \
+        "other Integer) to reject the input; end the block with `nil` if its value does not matter.\n"
+      )
+      $stderr.flush
+    end
+
+    # An input that ran +seconds+, far longer than the median input
+    # (+median+ seconds): not a crash, but often a denial of service in the
+    # making. Kept as slow-unit-<sha1> (where libFuzzer keeps its own slow
+    # units) so it can be replayed; fuzzing goes on.
+    def report_slow_input(input, seconds, median)
+      require "digest/sha1"
+      path = Ruzzy.session.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
+      File.binwrite(path, input)
+      $stderr.write("==#{Process.pid}== ruzzy: slow input: #{duration(seconds)}, " \
+                    "#{(seconds / median).round}x the median input (#{duration(median)}); " \
+                    "written to #{path}\n")
+      $stderr.flush
+    end
+
+    def duration(seconds)
+      return format("%.2f s", seconds) if seconds >= 1
+      return format("%.1f ms", seconds * 1e3) if seconds >= 1e-3
+
+      format("%.1f us", seconds * 1e6)
+    end
+
+    # The custom +name+ (mutator, crossover) +what+ (raised, returned a
+    # non-String) +value+: a harness bug, not a finding.
+    def report_harness_error(name, what, value)
+      detail = value.is_a?(Exception) ? describe_exception(value) : "#{safe_inspect(value)} (#{value.class})\n"
+      $stderr.write("==#{Process.pid}== ERROR: ruzzy: the custom #{name} #{what}; " \
+                    "it must return the new input as a String.\n#{detail}")
+      $stderr.flush
+    end
+
+    def describe_exception(error)
+      unless error.is_a?(Exception)
+        return +"==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \
+                "(#{safe_inspect(error)})\n"
+      end
+
+      text = +"==#{Process.pid}== ERROR: ruzzy: #{headline(error)}\n"
+      chain(error).each_with_index do |exception, depth|
+        text << "Caused by: " if depth.positive?
+        text << "#{Error.class_name(exception)}: #{safe_message(exception)}\n"
+        target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
+      end
+      text
+    end
+
+    # What kind of finding +error+ is.
+    def headline(error)
+      unless defined?(Detectors::Report) && error.is_a?(Detectors::Report)
+        return "uncaught Ruby exception in the fuzz target"
+      end
+
+      "bug detector #{error.detector} fired in the fuzz target at #{error.sink} " \
+        "(--disable-detectors=#{error.detector} to turn it off)"
+    end
+
+    # Identifies a finding across runs and inputs: the exception class and
+    # its innermost frames as file:method, without line numbers (which move
+    # with every edit) or Ruby's "block in" decorations.
+    def dedup_token(error)
+      frames = target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
+      parts = frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
+      [error.class.name || "AnonymousException", *parts].join("--")
+    end
+
+    # A backtrace label: `name' (Ruby 3.1, 3.3) or 'Owner#name' (3.4).
+    LABEL_QUOTES = /\A[`']|'\z/
+    # The owner Ruby 3.4 puts before a method name ("Hello.", "Kernel#").
+    LABEL_OWNER = /\A(?:[A-Z][\w:]*|#<[^>]*>)[#.]/
+    private_constant :LABEL_QUOTES, :LABEL_OWNER
+
+    # file:method of a frame, the same on every Ruby version.
+    def normalize_frame(frame)
+      path, label = frame.split(/:\d+:in /, 2)
+      "#{File.basename(path.to_s)}:#{method_label(label).sub(LABEL_OWNER, "")}"
+    end
+
+    # The method a backtrace label names, without quotes or Ruby's "block
+    # in" decorations; the top level of any file is <top>.
+    def method_label(label)
+      label = label.to_s.gsub(LABEL_QUOTES, "").sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+      ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
+    end
+
+    # The commands that reproduce and minimise the finding.
+    def reproduction(input)
+      require "digest/sha1"
+      artifact = Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      command = Ruzzy.session.command_line
+      "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
+        "==ruzzy== Minimise:  #{command} -minimize_crash=1 -runs=100000 #{artifact.shellescape}\n"
+    end
+
+    # The frames of +backtrace+ above the fuzzing machinery: everything from
+    # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
+    # every finding, and is left out, as are ruzzy's own frames (the fuzz
+    # test wrapper).
+    def target_frames(backtrace)
+      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) }
+      (cut ? backtrace.first(cut) : backtrace).reject { |frame| frame.start_with?(OWN_FILES) }
+    end
+
+    # +error+ and its causes, outermost first, without cycles.
+    def chain(error)
+      seen = []
+      while error.is_a?(Exception) && !seen.include?(error)
+        seen << error
+        error = error.cause
+      end
+      seen
+    end
+
+    # The message, or "unhandled exception" for an empty one, as Ruby's own
+    # error printer says.
+    def safe_message(exception)
+      message = exception.message.to_s
+      message.empty? ? "unhandled exception" : message
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
+      "(#message raised #{e.class})"
+    end
+
+    def safe_inspect(value)
+      text = value.inspect
+      text.length > 200 ? "#{text[0, 200]}..." : text
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
+      "#<#{value.class} (#inspect raised #{e.class})>"
+    end
+  end
+end

@@ -1,0 +1,148 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require "open3"
+require "rbconfig"
+require "tmpdir"
+require_relative "../sanitizers"
+
+module Ruzzy
+  # Builds the native pieces that need clang and its sanitizer runtimes into
+  # an output directory:
+  #
+  #   asan_with_fuzzer.so   AddressSanitizer + libFuzzer, to LD_PRELOAD
+  #   ubsan_with_fuzzer.so  UndefinedBehaviorSanitizer + libFuzzer, to LD_PRELOAD
+  #   dummy.so              Ruzzy.dummy's C extension (ASan, heap-use-after-free)
+  #   sanitizers.txt        what was built, or what is missing and how to get it
+  #
+  # Run at `gem install` by ext/ruzzy/build_sanitizers.rb, and by `ruzzy
+  # oss-fuzz-build` with the build's own clang, so the preloaded runtime is
+  # the one that instrumented the project's C extensions. Never raises for a
+  # missing or failing clang: the status lines say what happened.
+  class SanitizerBuild
+    INSTALL_HINT = "install clang and its sanitizer runtimes (Debian/Ubuntu: apt-get install clang " \
+                   "libclang-rt-14-dev), then reinstall ruzzy (gem pristine ruzzy)"
+    LIBS = %w[-lpthread -ldl -lrt -lm -lstdc++].freeze
+    # Keeps a preload built against a new glibc loading and working on
+    # glibc 2.31 (see the file).
+    GLIBC_COMPAT = File.expand_path("preload_glibc_compat.c", __dir__)
+
+    # Prints a Ruby exception finding's frames where the preload's libFuzzer
+    # prints the native stack (see the file).
+    FRAME_PRINTER = File.expand_path("preload_frames.c", __dir__)
+
+    # dummy: also build Ruzzy.dummy's extension (needs ext/dummy/dummy.c and
+    # this Ruby's headers). quiet: do not print the status lines.
+    def initialize(output_dir, clang: ENV.fetch("RUZZY_CLANG", "clang"), dummy: true, quiet: false)
+      @output = File.expand_path(output_dir)
+      @clang = clang
+      @dummy = dummy
+      @quiet = quiet
+      @status = []
+    end
+
+    # The status lines ("built: NAME", "missing: ...", "failed: ...").
+    attr_reader :status
+
+    def run
+      FileUtils.mkdir_p(@output)
+      Dir.mktmpdir("ruzzy-sanitizers") do |work|
+        @work = work
+        build_all if clang_found?
+      end
+      File.write(File.join(@output, Sanitizers::STATUS_FILE), "#{@status.join("\n")}\n")
+      puts @status unless @quiet
+      self
+    end
+
+    # Whether every preload was built.
+    def preloads_built?
+      Sanitizers::FILES.values.all? { |file| @status.include?("built: #{file}") }
+    end
+
+    private
+
+    def build_all
+      fuzzer = runtime("fuzzer_no_main")
+      asan = runtime("asan")
+      ubsan = runtime("ubsan_standalone")
+      build_preload("address", [asan, runtime("asan_cxx"), fuzzer], "asan_preinit", "__asan_default_options")
+      build_preload("undefined", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer],
+                    "ubsan_init_standalone_preinit", "__ubsan_default_options")
+      build_dummy if @dummy
+    end
+
+    def clang_found?
+      _, status = Open3.capture2e(@clang, "--version")
+      return true if status.success?
+
+      @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
+      false
+    rescue SystemCallError
+      @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
+      false
+    end
+
+    # Path of a compiler-rt archive, or nil. Clang keeps its runtimes in one
+    # of two layouts: lib/linux/libclang_rt.NAME-x86_64.a (Debian's, Ubuntu's)
+    # or a directory per target triple, lib/x86_64-unknown-linux-gnu/
+    # libclang_rt.NAME.a (LLVM's own builds, OSS-Fuzz's clang). Clang finds
+    # files of the layout it was built for; the resource directory is searched
+    # for the other.
+    def runtime(name)
+      flat = "libclang_rt.#{name}-x86_64.a"
+      per_target = "libclang_rt.#{name}.a"
+      [flat, per_target].each do |file|
+        path = clang_output("-print-file-name=#{file}")
+        return path if path && File.file?(path)
+      end
+      resource = clang_output("-print-resource-dir")
+      return nil unless resource
+
+      [File.join(resource, "lib", "linux", flat), *Dir.glob(File.join(resource, "lib", "x86_64*-linux*", per_target))]
+        .find { |path| File.file?(path) }
+    end
+
+    def clang_output(*args)
+      output, status = Open3.capture2(@clang, *args)
+      status.success? ? output.strip : nil
+    end
+
+    def build_preload(sanitizer, archives, preinit, options_symbol)
+      name = Sanitizers::FILES.fetch(sanitizer)
+      defaults = Sanitizers::PRELOAD_DEFAULTS.fetch(sanitizer)
+      runtime_archive, *rest = archives
+      if runtime_archive.nil? || rest.last.nil?
+        @status << "missing: #{name}: the sanitizer runtime or libFuzzer archive; #{INSTALL_HINT}"
+        return
+      end
+      # The runtime's pre-init object goes in .preinit_array, which a shared
+      # object may not have; the preload initialises on first use instead.
+      copy = File.join(@work, File.basename(runtime_archive))
+      FileUtils.cp(runtime_archive, copy)
+      members, = Open3.capture2("ar", "t", copy)
+      members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system("ar", "d", copy, member) }
+      defaults_c = File.join(@work, "#{name}.defaults.c")
+      File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
+      compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
+              "-Wl,--wrap=__sanitizer_print_stack_trace",
+              "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
+    end
+
+    # Ruzzy.dummy's extension. Like ruzzy's own, it does not link libruby:
+    # its Ruby symbols come from the process that loads it, so it also loads
+    # into a Ruby built without --enable-shared (OSS-Fuzz's).
+    def build_dummy
+      source = File.expand_path("../../../ext/dummy/dummy.c", __dir__)
+      config = RbConfig::CONFIG
+      compile("dummy.so", "-shared", "-fPIC", "-O1", "-g", "-fsanitize=address,fuzzer-no-link",
+              "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}", source,
+              "-o", File.join(@output, "dummy.so"))
+    end
+
+    def compile(name, *args)
+      output, status = Open3.capture2e(@clang, *args)
+      @status << (status.success? ? "built: #{name}" : "failed: #{name}: #{output.lines.first(3).join.strip}")
+    end
+  end
+end

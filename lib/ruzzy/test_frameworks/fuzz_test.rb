@@ -1,0 +1,139 @@
+# frozen_string_literal: true
+
+require "fileutils"
+require_relative "../findings/expected_exceptions"
+
+module Ruzzy
+  # Fuzz tests inside test suites (the framework-neutral half of
+  # ruzzy/minitest and ruzzy/rspec).
+  #
+  # A fuzz test is a name and a block taking one input. It has a corpus
+  # directory, by default `fuzz/<slug>/` beside the test file (so
+  # test/fuzz/<slug>/ or spec/fuzz/<slug>/). It runs in one of three modes:
+  #
+  # replay (ordinary test runs):: every file in the corpus directory,
+  #   crash files included, is one test example; no libFuzzer.
+  # fuzz (`ruzzy run-test FILE NAME`):: the block is fuzzed with coverage;
+  #   new corpus entries and crash files are written into the directory, so
+  #   the next ordinary run replays them.
+  # list (`ruzzy ci`):: the test file only announces its fuzz tests.
+  module FuzzTest
+    # A fuzz test's definition.
+    Definition = Struct.new(:name, :file, :corpus, :expected, :block, keyword_init: true) do
+      def slug
+        FuzzTest.slug(name)
+      end
+    end
+
+    # Raised by a replayed input that makes the block raise: names the input
+    # file, keeps the original backtrace.
+    class InputFailure < StandardError; end
+
+    ENV_FUZZ = "RUZZY_FUZZ"
+    ENV_LIST = "RUZZY_FUZZ_LIST"
+
+    module_function
+
+    # "Parses any document" -> "parses_any_document".
+    def slug(name)
+      slug = name.to_s.downcase.gsub(/[^a-z0-9]+/, "_").gsub(/\A_+|_+\z/, "")
+      slug.empty? ? "fuzz" : slug
+    end
+
+    # Builds a definition for a fuzz test declared in +file+.
+    def define(name, file:, corpus: nil, ignore: [], &block)
+      raise ArgumentError, "fuzz_test #{name.inspect} needs a block taking the input" unless block
+
+      base = File.dirname(File.expand_path(file))
+      dir = corpus ? File.expand_path(corpus, base) : File.join(base, "fuzz", slug(name))
+      Definition.new(name: name.to_s, file: File.expand_path(file), corpus: dir,
+                     expected: ExpectedExceptions.new(ignore), block:)
+    end
+
+    # :replay, :fuzz or :list.
+    def mode
+      return :list if ENV[ENV_LIST] == "1"
+      return :fuzz if ENV.fetch(ENV_FUZZ, "") != ""
+
+      :replay
+    end
+
+    # Whether +definition+ is the one `ruzzy run-test` asked for.
+    def selected?(definition)
+      wanted = ENV.fetch(ENV_FUZZ, "")
+      [definition.name, definition.slug].include?(wanted)
+    end
+
+    # The corpus files of +definition+, sorted (an empty list when the
+    # directory does not exist yet).
+    def inputs(definition)
+      return [] unless File.directory?(definition.corpus)
+
+      paths = Dir.children(definition.corpus).sort.map { |name| File.join(definition.corpus, name) }
+      paths.select { |path| File.file?(path) }
+    end
+
+    # The inputs to replay as examples: each corpus file, or nil (the empty
+    # input) when there is none yet.
+    def replay_cases(definition)
+      inputs = inputs(definition)
+      inputs.empty? ? [nil] : inputs
+    end
+
+    # Runs the block on the input in +path+ (nil: the empty input), in the
+    # context of +receiver+ (the test, so its assertions work). An expected
+    # exception passes; any other is re-raised as InputFailure naming the file.
+    def replay(definition, path, receiver)
+      data = path ? File.binread(path) : "".b
+      receiver.instance_exec(data, &definition.block)
+    rescue StandardError, ScriptError, SystemStackError, NoMemoryError => e
+      return if definition.expected.include?(e)
+
+      failure = InputFailure.new("fuzz input #{path || "(empty input)"}: #{e.class}: #{e.message}")
+      failure.set_backtrace(e.backtrace)
+      raise failure
+    end
+
+    # Fuzzes +definition+ (never returns): corpus and artifacts go to its
+    # directory; libFuzzer flags come from the command line. The block runs
+    # in +receiver+ (a test instance, so assertions work).
+    def fuzz!(definition, receiver)
+      require "ruzzy"
+      FileUtils.mkdir_p(definition.corpus)
+      args = [$PROGRAM_NAME, "-artifact_prefix=#{definition.corpus}/", *Ruzzy::DEFAULT_ARGS.drop(1), definition.corpus]
+      block = definition.block
+      target = lambda do |data|
+        receiver.instance_exec(data, &block)
+        nil
+      end
+      Ruzzy.fuzz(target, args, ignore: definition.expected.to_specs)
+    end
+
+    # Prints "FUZZ_TEST<TAB>name<TAB>file" for `ruzzy ci` and makes sure the
+    # test framework does not run the tests afterwards.
+    def announce(definition)
+      $stdout.puts "FUZZ_TEST\t#{definition.name}\t#{definition.file}"
+      $stdout.flush
+      return if @skip_tests_at_exit
+
+      @skip_tests_at_exit = true
+      at_exit { exit!(0) }
+    end
+
+    # The framework-neutral part of `fuzz_test`, called by it (the test file
+    # is its caller's caller). In an ordinary run, yields (definition, path)
+    # for each replay example the framework should define (see
+    # replay_cases); otherwise lists or fuzzes the test. +receiver+ builds
+    # the object +body+ runs in when fuzzing.
+    def declare(name, corpus:, ignore:, receiver:, body:)
+      file = caller_locations(2, 1).first.absolute_path
+      definition = define(name, file:, corpus:, ignore:, &body)
+      case mode
+      when :list then announce(definition)
+      when :fuzz then fuzz!(definition, receiver.call) if selected?(definition)
+      else replay_cases(definition).each { |path| yield definition, path }
+      end
+      nil
+    end
+  end
+end

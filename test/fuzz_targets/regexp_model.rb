@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+# Differential fuzz target: ruzzy's model of Ruby regular expressions
+# (ext/ruzzy/src/feedback/regex_model.rs) against Ruby's own Regexp (Onigmo).
+# The model only guides the fuzzer, so it may be coarser than Onigmo but
+# never stricter, and what it proposes must satisfy the model itself:
+# - when Regexp#match? finds a match, the model matches too;
+# - the string the model proposes for a whole pattern, the model matches.
+# A model that panics on some source ends the run as an internal error.
+#
+#   RUZZY_TEST_PROBES=1 ruzzy test/fuzz_targets/regexp_model.rb -seed=1 -runs=100000
+#
+# The pattern comes from the input, either as raw source or assembled from
+# pieces of Ruby's regexp syntax; the subject is the rest of the input.
+
+require "ruzzy"
+
+module RegexpModelTarget
+  ATOMS = [
+    "a", "b", "ab", "xyz", "A", ".", "\\d", "\\w", "\\s", "\\h", "\\D", "\\W", "\\S", "\\H", "\\R", "\\X",
+    "[abc]", "[^a]", "[a-z]", "[^a-c\\d]", "[[:alpha:]]", "[[:^digit:]]", "[a-z&&[^aeiou]]", "[\\]\\-]",
+    "\\A", "\\z", "\\Z", "^", "$", "\\b", "\\B", "\\G", "\\n", "\\t", "\\x41", "\\101", "\\u00e9", "\\p{Alpha}",
+    "\\P{Digit}", "\\.", "\\*", "\\\\", "é", " ", "\\e", "\\cA", "\\K", "\\1", "\\k<n>"
+  ].freeze
+  QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{1,3}", "{2,}", "{,2}", "*?", "+?", "??", "*+", "++", "{0}"].freeze
+  GROUPS = ["(%s)", "(?:%s)", "(?<n>%s)", "(?i:%s)", "(?-i:%s)", "(?m:%s)", "(?=%s)", "(?!%s)", "(?<=%s)",
+            "(?<!%s)", "(?>%s)", "(%s|%s)", "(?:%s|%s|)", "(?x:%s )"].freeze
+  OPTIONS = [0, Regexp::IGNORECASE, Regexp::MULTILINE, Regexp::EXTENDED, Regexp::IGNORECASE | Regexp::MULTILINE].freeze
+  SUBJECT_LIMIT = 32
+
+  module_function
+
+  # A pattern's source from the provider: pieces, some grouped.
+  def assemble(data)
+    pieces = Array.new(data.consume_int_in_range(1, 6)) do
+      atom = data.pick_value_in_list(ATOMS)
+      atom = format(data.pick_value_in_list(GROUPS), atom, data.pick_value_in_list(ATOMS)) if data.consume_bool
+      atom + data.pick_value_in_list(QUANTIFIERS)
+    end
+    pieces.join
+  end
+
+  def regexp(data)
+    source = if data.consume_bool
+               data.consume_random_length_string(24)
+             else
+               assemble(data)
+             end
+    Regexp.new(source.dup.force_encoding(Encoding::UTF_8).scrub, data.pick_value_in_list(OPTIONS))
+  rescue RegexpError
+    nil
+  end
+
+  def check(bytes)
+    data = Ruzzy::FuzzedDataProvider.new(bytes)
+    pattern = regexp(data) or return
+    subject = data.consume_remaining_bytes.byteslice(0, SUBJECT_LIMIT).force_encoding(Encoding::UTF_8)
+    subject = subject.b unless subject.valid_encoding?
+    model_matches, sample, truncated = Ruzzy::Native._probe_regexp_model(pattern, subject, bytes.bytesize)
+    if ruby_matches?(pattern, subject) && model_matches == false
+      raise "the model misses a match: #{pattern.inspect} =~ #{subject.inspect}"
+    end
+    return if truncated || sample.nil?
+
+    proposed, = Ruzzy::Native._probe_regexp_model(pattern, sample, 0)
+    raise "the model rejects its own sample: #{pattern.inspect}, sample #{sample.inspect}" if proposed == false
+  end
+
+  def ruby_matches?(pattern, subject)
+    pattern.match?(subject)
+  rescue EncodingError, ArgumentError
+    false
+  end
+end
+
+Regexp.timeout = 0.5 if Regexp.respond_to?(:timeout=)
+Ruzzy.fuzz(->(bytes) { RegexpModelTarget.check(bytes) }, detectors: false)

@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# The `ruzzy` command's own behaviour: help, version, and clear messages with
+# defined exit statuses for everything that can go wrong before fuzzing.
+class TestCli < Minitest::Test
+  def test_help
+    result = ruzzy("--help")
+    assert_exit 0, result
+    assert_match(/Usage: ruzzy \[OPTIONS\] HARNESS\.rb/, result.stdout)
+  end
+
+  def test_version
+    result = ruzzy("--version")
+    assert_exit 0, result
+    assert_match(/\Aruzzy \d+\.\d+\.\d+\n\z/, result.stdout)
+  end
+
+  def test_no_harness_is_a_usage_error
+    result = ruzzy
+    assert_exit 2, result
+    assert_match(/ruzzy: no harness given/, result.stderr)
+  end
+
+  def test_unknown_option_is_a_usage_error
+    result = ruzzy("--frobnicate", "x.rb")
+    assert_exit 2, result
+    assert_match(/unknown option --frobnicate/, result.stderr)
+  end
+
+  def test_bad_map_size_is_a_usage_error
+    result = ruzzy("--map-size=lots", "x.rb")
+    assert_exit 2, result
+    assert_match(/--map-size takes a whole number/, result.stderr)
+  end
+
+  def test_missing_harness_file
+    in_tmpdir do |dir|
+      result = ruzzy("nope.rb", chdir: dir)
+      assert_exit 2, result
+      assert_match(/no such harness file: nope\.rb/, result.stderr)
+    end
+  end
+
+  def test_harness_raising_while_loading
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "broken.rb"), "require \"ruzzy\"\nraise NameError, \"oops at load\"\n")
+      result = ruzzy("broken.rb", chdir: dir)
+      assert_exit 1, result
+      assert_match(/broken\.rb raised while loading, before fuzzing started/, result.stderr)
+      assert_match(/NameError: oops at load/, result.stderr)
+      assert_match(/from .*broken\.rb:2/, result.stderr)
+    end
+  end
+
+  def test_harness_that_never_fuzzes
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "idle.rb"), "x = 1\n")
+      result = ruzzy("idle.rb", chdir: dir)
+      assert_exit 2, result
+      assert_match(/finished without calling Ruzzy\.fuzz/, result.stderr)
+    end
+  end
+
+  def test_harness_exit_status_is_kept
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "quits.rb"), "exit 5\n")
+      assert_exit 5, ruzzy("quits.rb", chdir: dir)
+    end
+  end
+
+  def test_harness_arguments_reach_libfuzzer
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(_data) { nil })")
+      result = ruzzy("harness.rb", "-runs=7", "-seed=3", chdir: dir)
+      assert_exit 0, result
+      assert_match(/INFO: Seed: 3/, result.stderr)
+      assert_match(/Done 7 runs/, result.stderr)
+    end
+  end
+
+  def test_libfuzzer_help_returns_normally
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(_data) { nil })")
+      result = ruzzy("harness.rb", "-help=1", chdir: dir)
+      assert_exit 0, result
+      assert_match(/Usage:/, result.stderr)
+    end
+  end
+end

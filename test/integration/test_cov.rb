@@ -1,0 +1,126 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require "coverage"
+require "json"
+
+# `ruzzy cov`: a coverage report of a corpus, checked against Ruby's own
+# Coverage, with raising and process-killing inputs, and rendered in a real
+# browser.
+class TestCov < Minitest::Test
+  HELLO = File.join(EXAMPLES, "hello.rb")
+  HELLO_LIB = File.join(EXAMPLES, "lib", "hello.rb")
+  CORPUS = File.join(__dir__, "fuzz", "hello_parser")
+  FAULTS = File.join(FIXTURES, "c_ext", "faults.c")
+
+  def cov(dir, *args)
+    ruzzy("cov", "-o", "report", *args, chdir: dir)
+  end
+
+  def resultset(dir)
+    JSON.parse(File.read(File.join(dir, "report", ".resultset.json"))).fetch("ruzzy cov").fetch("coverage")
+  end
+
+  def test_report_of_a_saved_corpus_agrees_with_rubys_coverage
+    in_tmpdir do |dir|
+      result = cov(dir, HELLO, CORPUS)
+      assert_exit 0, result
+      summary = %r{ruzzy cov: 4 inputs \(0 raised, 0 crashed the process\); \d+ files; lines \d+/\d+ \(\d+\.\d%\)}
+      assert_match(summary, result.stdout)
+      %w[index.html lcov.info .resultset.json].each { |file| assert File.file?(File.join(dir, "report", file)), file }
+      ours = resultset(dir).fetch(HELLO_LIB)
+
+      ::Coverage.start(lines: true, branches: true)
+      load HELLO_LIB
+      Dir.children(CORPUS).sort.each { |name| Hello.parse(File.binread(File.join(CORPUS, name))) }
+      rubys = ::Coverage.result.fetch(HELLO_LIB)
+      assert_equal rubys[:lines], ours["lines"]
+      expected = rubys[:branches].to_h { |branch, arms| [branch.inspect, arms.transform_keys(&:inspect)] }
+      assert_equal expected, ours["branches"]
+      assert_match(/^SF:#{Regexp.escape(HELLO_LIB)}$/, File.read(File.join(dir, "report", "lcov.info")))
+    end
+  end
+
+  def test_raising_inputs_count_and_are_listed
+    in_tmpdir do |dir|
+      corpus = File.join(dir, "corpus")
+      FileUtils.cp_r(CORPUS, corpus)
+      File.write(File.join(corpus, "fuz"), "FUZ")
+      result = cov(dir, HELLO, corpus)
+      assert_exit 0, result
+      assert_match(/5 inputs \(1 raised, 0 crashed the process\)/, result.stdout)
+      source = File.readlines(HELLO_LIB)
+      lines = resultset(dir).fetch(HELLO_LIB)["lines"]
+      assert_equal 3, lines[source.index { |line| line.include?("raise \"Hello.parse") }], "fu, fun and FUZ"
+      assert_equal 2, lines[source.index { |line| line.strip == ":ok" }], "FUZ raised before :ok"
+    end
+  end
+
+  def test_an_input_that_kills_the_process_does_not_lose_the_report
+    in_tmpdir do |dir|
+      config = RbConfig::CONFIG
+      out, status = Open3.capture2e("cc", "-shared", "-fPIC", "-O1", "-I#{config["rubyhdrdir"]}",
+                                    "-I#{config["rubyarchhdrdir"]}", FAULTS, "-o", File.join(dir, "faults.so"),
+                                    "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split)
+      assert status.success?, out
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        def classify(data) = data.start_with?("a") ? :a : :other
+        Ruzzy.fuzz(->(data) { Faults.segv(data); classify(data); nil })
+      RUBY
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      { "1-a" => "apple", "2-crash" => "SEGV", "3-b" => "banana" }.each do |name, data|
+        File.write(File.join(corpus, name), data)
+      end
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 0, result
+      assert_match(/3 inputs \(0 raised, 1 crashed the process\)/, result.stdout)
+      assert_match(%r{crashed the process: .*/corpus/2-crash}, result.stdout)
+      lines = resultset(dir).fetch(File.join(dir, "harness.rb"))["lines"]
+      assert_equal 2, lines[1], "both surviving inputs reached classify"
+    end
+  end
+
+  def test_include_limits_the_report
+    in_tmpdir do |dir|
+      assert_exit 0, cov(dir, "--include=examples/lib/", HELLO, CORPUS)
+      assert_equal [HELLO_LIB], resultset(dir).keys
+    end
+  end
+
+  def test_html_report_names_files_relative_to_the_project
+    in_tmpdir do |dir|
+      report = File.join(dir, "report")
+      assert_exit 0, ruzzy("cov", "-o", report, HELLO, CORPUS, chdir: ROOT)
+      html = File.read(File.join(report, "index.html"))
+      assert_includes html, ">examples/lib/hello.rb</a>", "a file under the working directory, relative to it"
+      refute_includes html, HELLO_LIB, "no absolute path of this machine in the page"
+      assert_match(/^SF:#{Regexp.escape(HELLO_LIB)}$/, File.read(File.join(report, "lcov.info")),
+                   "lcov.info keeps absolute paths, as genhtml and CI services read them")
+    end
+  end
+
+  def test_html_report_in_a_real_browser
+    browser = %w[chromium chromium-browser google-chrome].find { |name| system("which #{name} >/dev/null 2>&1") }
+    prerequisite! browser, "no Chromium installed"
+    in_tmpdir do |dir|
+      assert_exit 0, cov(dir, HELLO, CORPUS)
+      page = "file://#{File.join(dir, "report", "index.html")}"
+      flags = %w[--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
+                 --disable-sync --no-first-run]
+      dom = run_command(browser, *flags, "--user-data-dir=#{File.join(dir, "profile")}", "--dump-dom", page)
+      assert_exit 0, dom
+      assert_match(%r{<h1>ruzzy coverage</h1>}, dom.stdout)
+      assert_match(/ruzzy cov: 4 inputs/, dom.stdout)
+      assert_match(%r{<a href="#file-\d+">#{Regexp.escape(HELLO_LIB)}</a>}, dom.stdout)
+      assert_match(/<tr class="covered">.*return :empty if data\.empty\?/, dom.stdout)
+      assert_match(/<tr class="partial">[^\n]*raise "Hello\.parse[^\n]*branch not taken: then/, dom.stdout)
+      assert_match(/first: empty/, dom.stdout)
+      shot = File.join(dir, "report.png")
+      run_command(browser, *flags, "--user-data-dir=#{File.join(dir, "profile")}", "--window-size=1000,700",
+                  "--screenshot=#{shot}", page)
+      assert_operator File.size?(shot).to_i, :>, 10_000, "the page should render to a non-trivial screenshot"
+    end
+  end
+end

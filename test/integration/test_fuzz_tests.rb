@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# Fuzz tests inside test suites: Minitest and RSpec replay the corpus as
+# ordinary examples, `ruzzy run-test` fuzzes one of them, and a crash found
+# that way fails the next ordinary run; `ruzzy ci` runs them all.
+class TestFuzzTests < Minitest::Test
+  PROJECT = File.join(FIXTURES, "ci_project")
+  NAME = "verifies any record"
+
+  def in_project
+    in_tmpdir do |dir|
+      FileUtils.cp_r("#{PROJECT}/.", dir)
+      yield dir
+    end
+  end
+
+  def test_minitest_crash_found_by_fuzzing_fails_the_next_ordinary_run
+    in_project do |dir|
+      before = ruby("-Ilib", "test/checksum_fuzz_test.rb", chdir: dir)
+      assert_exit 0, before
+      assert_match(/2 runs, .* 0 failures, 0 errors/, before.stdout)
+
+      fuzzing = ruzzy("-Ilib", "run-test", "test/checksum_fuzz_test.rb", NAME, "-seed=1",
+                      "-max_total_time=120", chdir: dir)
+      assert_exit 77, fuzzing
+      crash = Dir.glob(File.join(dir, "test/fuzz/verifies_any_record/crash-*")).first
+      refute_nil crash, fuzzing.stderr
+
+      after = ruby("-Ilib", "test/checksum_fuzz_test.rb", chdir: dir)
+      assert_exit 1, after
+      assert_match(/fuzz input .*#{File.basename(crash)}: RuntimeError: unsupported version/, after.stdout)
+      assert_match(/test_fuzz_verifies_any_record__crash_\h{40}/, after.stdout)
+    end
+  end
+
+  def test_rspec_crash_found_by_fuzzing_fails_the_next_ordinary_run
+    in_project do |dir|
+      assert_exit 0, run_command("rspec", "-Ilib", "spec", chdir: dir)
+      assert_exit 77, ruzzy("-Ilib", "run-test", "spec/checksum_spec.rb", NAME, "-seed=1",
+                            "-max_total_time=120", chdir: dir)
+      after = run_command("rspec", "-Ilib", "spec", chdir: dir)
+      assert_exit 1, after
+      assert_match(/verifies any record with crash-\h{40}/, after.stdout)
+      assert_match(/fuzz input .*crash-\h{40}: RuntimeError: unsupported version/, after.stdout)
+    end
+  end
+
+  def test_expected_exceptions_pass_in_replay
+    in_project do |dir|
+      result = ruby("-Ilib", "test/checksum_fuzz_test.rb", "-v", chdir: dir)
+      assert_exit 0, result
+      assert_match(/test_fuzz_verifies_any_record__short = .* = \./, result.stdout)
+    end
+  end
+
+  def test_run_test_names_a_missing_fuzz_test
+    in_project do |dir|
+      result = ruzzy("-Ilib", "run-test", "test/checksum_fuzz_test.rb", "nope", chdir: dir)
+      assert_exit 2, result
+      assert_match(%r{no fuzz test named "nope" in test/checksum_fuzz_test\.rb}, result.stderr)
+    end
+  end
+
+  def test_ci_summary_without_a_finding
+    in_project do |dir|
+      result = ruzzy("ci", "--seconds=2", "test/clean_fuzz_test.rb", chdir: dir)
+      assert_exit 0, result
+      assert_match(/ruzzy ci: 1 fuzz test\(s\), 2 s each/, result.stdout)
+      assert_match(%r{^  ok     counts bytes \(test/clean_fuzz_test\.rb\)}, result.stdout)
+      assert_match(/ruzzy ci: 0 of 1 fuzz test\(s\) found a bug/, result.stdout)
+    end
+  end
+
+  def test_ci_summary_with_findings
+    in_project do |dir|
+      # Bounded by runs (seeded), not by time: the same budget on any machine.
+      result = ruzzy("ci", "--seconds=600", "--", "-seed=1", "-runs=#{runs(4_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/ruzzy ci: 3 fuzz test\(s\), 600 s each/, result.stdout)
+      assert_match(%r{FOUND  verifies any record \(test/checksum_fuzz_test\.rb\): RuntimeError: unsupported version},
+                   result.stdout)
+      assert_match(%r{input: test/fuzz/verifies_any_record/crash-\h{40}}, result.stdout)
+      assert_match(%r{FOUND  verifies any record \(spec/checksum_spec\.rb\)}, result.stdout)
+      assert_match(/ok     counts bytes/, result.stdout)
+      assert_match(/ruzzy ci: 2 of 3 fuzz test\(s\) found a bug; logs in ruzzy-ci-logs/, result.stdout)
+      assert File.file?(File.join(dir, "ruzzy-ci-logs", "verifies_any_record.log"))
+    end
+  end
+end

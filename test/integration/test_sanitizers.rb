@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# C extensions under AddressSanitizer and UndefinedBehaviorSanitizer: the
+# preloads built at install, `ruzzy --sanitizer`, Ruzzy.dummy, and a
+# realistic extension whose bug needs Ruby-side and C-side coverage.
+class TestSanitizers < Minitest::Test
+  FAULTS = File.join(FIXTURES, "c_ext", "faults.c")
+
+  def setup
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+  end
+
+  def test_dummy_finds_the_use_after_free
+    in_tmpdir do |dir|
+      result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*asan_with_fuzzer\.so/, result.stderr)
+      assert_match(/ERROR: AddressSanitizer: heap-use-after-free/, result.stderr)
+      assert_equal "HI", File.binread(File.join(dir, artifacts(dir).first))[0, 2]
+    end
+  end
+
+  def test_dummy_with_a_manual_preload_as_in_ruzzy_zero_eight
+    in_tmpdir do |dir|
+      asan = ruby("-rruzzy", "-e", "print Ruzzy::ASAN_PATH").stdout
+      result = ruby("-rruzzy", "-e", "Ruzzy.dummy", "--", "-seed=1", "-runs=#{runs(2_000_000)}",
+                    chdir: dir, env: { "LD_PRELOAD" => asan })
+      assert_exit 77, result
+      assert_match(/heap-use-after-free/, result.stderr)
+    end
+  end
+
+  def test_dummy_without_the_preload_says_what_to_do
+    result = ruby("-rruzzy", "-e", "Ruzzy.dummy")
+    assert_exit 1, result
+    assert_match(/Ruzzy\.dummy needs AddressSanitizer preloaded: run `ruzzy dummy`/, result.stderr)
+  end
+
+  def test_undefined_behaviour_is_reported_under_ubsan
+    in_tmpdir do |dir|
+      build_c_extension(dir, FAULTS, sanitize: "signed-integer-overflow")
+      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
+      result = ruzzy("--sanitizer=undefined", "harness.rb", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*ubsan_with_fuzzer\.so/, result.stderr)
+      assert_match(/runtime error: signed integer overflow/, result.stderr)
+      assert_equal "U", File.binread(File.join(dir, artifacts(dir).first))[0]
+    end
+  end
+
+  def test_user_sanitizer_options_override_the_defaults
+    in_tmpdir do |dir|
+      result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,
+                                                                     env: { "ASAN_OPTIONS" => "exitcode=42" })
+      assert_exit 42, result
+    end
+  end
+
+  def test_unknown_sanitizer_is_a_usage_error
+    result = ruzzy("--sanitizer=thread", "x.rb")
+    assert_exit 2, result
+    assert_match(/unknown sanitizer "thread"; use one of address, undefined, asan, ubsan/, result.stderr)
+  end
+end

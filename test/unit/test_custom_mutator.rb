@@ -1,0 +1,64 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# Custom mutators and crossover written in Ruby.
+class TestCustomMutator < Minitest::Test
+  def test_the_target_receives_what_the_mutator_returns
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(lambda do |data|
+          raise "got \#{data}" if data.start_with?("MUTATED")
+        end, mutator: lambda { |data, max_size, seed|
+          raise "max_size \#{max_size.inspect}" unless max_size.is_a?(Integer) && max_size.positive?
+          (seed % 50) == 7 ? "MUTATED \#{seed}" : Ruzzy.mutate(data, max_size)
+        })
+      RUBY
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(200_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/INFO: found LLVMFuzzerCustomMutator/, result.stderr)
+      seed = result.stderr[/RuntimeError: got MUTATED (\d+)/, 1]
+      refute_nil seed, result.stderr
+      assert_equal 7, Integer(seed) % 50
+      assert_equal "MUTATED #{seed}", File.binread(File.join(dir, artifacts(dir).first))
+    end
+  end
+
+  def test_a_mutator_that_raises_is_a_harness_error
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(_d, _m, _s) { raise IOError, 'mutator bug' })")
+      result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir)
+      assert_exit 2, result
+      assert_match(/ERROR: ruzzy: the custom mutator raised; it must return the new input as a String/, result.stderr)
+      assert_match(/IOError: mutator bug/, result.stderr)
+      assert_empty artifacts(dir)
+    end
+  end
+
+  def test_a_mutator_returning_a_non_string_is_a_harness_error
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(_d, _m, _s) { 42 })")
+      result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir)
+      assert_exit 2, result
+      assert_match(/the custom mutator returned a non-String.*\n42 \(Integer\)/, result.stderr)
+    end
+  end
+
+  def test_bad_mutator_arguments
+    result = ruby("-rruzzy", "-e", "Ruzzy.fuzz(->(_) {}, ['x', '-runs=1'], mutator: 5)")
+    assert_exit 1, result
+    assert_match(/mutator: must respond to #call, got 5 \(ArgumentError\)/, result.stderr)
+    outside = ruby("-rruzzy", "-e", "Ruzzy.mutate('abc', 10)")
+    assert_match(/Ruzzy\.mutate works only inside a custom mutator/, outside.stderr)
+  end
+
+  def test_mutators_are_refused_with_a_preloaded_libfuzzer
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
+      result = ruzzy("--sanitizer=address", "harness.rb", "-runs=10", chdir: dir)
+      assert_exit 1, result
+      assert_match(/custom mutators and crossover need ruzzy's bundled libFuzzer/, result.stderr)
+    end
+  end
+end
