@@ -15,6 +15,12 @@
 //! pattern, choosing among alternatives and class members by a `variant`
 //! number, so that successive reports propose different ways to match.
 //!
+//! The model reads bytes: a class (`.`, `\w`, `[^a]`...) matches one byte,
+//! where Ruby matches one character, so on non-ASCII text it may miss a
+//! match Ruby finds. On ASCII text it is coarser than Onigmo, never
+//! stricter (lookarounds, backreferences and `\b` assert nothing), which
+//! `test/fuzz_targets/regexp_model.rb` checks against Ruby's Regexp.
+//!
 //! Invariants: no allocation anywhere (a `Pattern` is a plain value of
 //! fixed size); every loop is bounded by the pattern size, the input
 //! length or [`STEP_BUDGET`]; parsing never fails (it truncates).
@@ -243,11 +249,15 @@ impl Pattern {
 
     fn starts_anchored(&self) -> bool {
         let mut i = 0;
-        // A leading group without alternatives: look inside it.
+        // A leading group without alternatives, not optional: look inside it.
         while i < self.len {
             match self.nodes[i].kind {
                 Kind::Start => return true,
-                Kind::Group { end } if !self.has_alternatives(i, end as usize) => i += 1,
+                Kind::Group { end }
+                    if self.nodes[i].min > 0 && !self.has_alternatives(i, end as usize) =>
+                {
+                    i += 1
+                }
                 _ => return false,
             }
         }
@@ -807,7 +817,8 @@ impl Parser<'_> {
     fn quantifier(&mut self, atom: usize) -> Result<(), Stop> {
         self.skip_extended_space();
         let braced = self.peek() == Some(b'{');
-        let (min, max) = match self.peek() {
+        let start = self.at;
+        let (mut min, max) = match self.peek() {
             Some(b'*') => (0, UNBOUNDED),
             Some(b'+') => (1, UNBOUNDED),
             Some(b'?') => (0, 1),
@@ -820,13 +831,19 @@ impl Parser<'_> {
         if !braced {
             self.at += 1;
         }
-        // Lazy and possessive forms repeat the same way for the model.
+        // Lazy and possessive forms repeat the same way for the model, but
+        // Ruby reads `{n}?` as an optional `{n}`.
         if matches!(self.peek(), Some(b'?' | b'+')) {
+            if braced && self.peek() == Some(b'?') && !self.source[start..self.at].contains(&b',') {
+                min = 0;
+            }
             self.at += 1;
         }
-        if matches!(self.peek(), Some(b'*' | b'+' | b'?')) {
-            return Err(Stop);
-        }
+        self.skip_extended_space();
+        // A quantifier on the repetition (`(ab){1,3}{0}`, `a**`): the model
+        // ends here, with the atom as any number of repetitions.
+        let stacked = self.quantifier_follows();
+        let (min, max) = if stacked { (0, UNBOUNDED) } else { (min, max) };
         let node = &mut self.pattern.nodes[atom];
         if matches!(
             node.kind,
@@ -834,8 +851,29 @@ impl Parser<'_> {
         ) {
             node.min = min;
             node.max = max;
+        } else if min == 0 {
+            // A zero-width assertion repeated at least once is itself;
+            // one that may be repeated zero times (`$*`) asserts nothing.
+            node.kind = Kind::Empty;
+        }
+        if stacked {
+            return Err(Stop);
         }
         Ok(())
+    }
+
+    /// Whether a quantifier starts here (nothing is consumed).
+    fn quantifier_follows(&mut self) -> bool {
+        match self.peek() {
+            Some(b'*' | b'+' | b'?') => true,
+            Some(b'{') => {
+                let at = self.at;
+                let braced = self.braces().is_some();
+                self.at = at;
+                braced
+            }
+            _ => false,
+        }
     }
 
     /// `{n}`, `{n,}`, `{,m}`, `{n,m}` (consumed), or None (a literal `{`,
@@ -1041,11 +1079,32 @@ impl Parser<'_> {
                 }
                 Kind::Empty
             }
-            b'X' | b'R' | b'p' | b'P' | b'd' | b'D' | b'w' | b'W' | b's' | b'S' | b'h' | b'H' => {
+            b'X' | b'R' => {
+                // A line break or a grapheme cluster: "\r\n" as one, or one
+                // byte of the class.
+                self.at -= 1;
+                let class = self.escape_set().and_then(|set| self.class(set))?;
+                let group = self.push(Kind::Group { end: 0 }, false, parent)?;
+                for kind in [
+                    Kind::Byte(b'\r'),
+                    Kind::Byte(b'\n'),
+                    Kind::Alt,
+                    Kind::Class(class),
+                ] {
+                    self.push(kind, false, group as u16)?;
+                }
+                self.pattern.nodes[group].kind = Kind::Group {
+                    end: self.pattern.len as u16,
+                };
+                return Ok(());
+            }
+            b'p' | b'P' | b'd' | b'D' | b'w' | b'W' | b's' | b'S' | b'h' | b'H' => {
                 self.at -= 1;
                 let set = self.escape_set()?;
                 Kind::Class(self.class(set)?)
             }
+            // An escaped non-ASCII character is itself.
+            _ if byte >= 0x80 => return self.multibyte(byte, fold, parent),
             _ => {
                 self.at -= 1;
                 let value = self.escape_value()?;
@@ -1165,7 +1224,7 @@ impl Parser<'_> {
                 set.insert_range(b'a', b'f');
                 set.insert_range(b'A', b'F');
             }
-            b'r' => b"\n\r".iter().for_each(|&b| set.insert(b)),
+            b'r' => set.insert_range(b'\n', b'\r'),
             b'x' => set.negate(),
             b'p' => {
                 if self.next() != Some(b'{') {
@@ -1257,7 +1316,12 @@ impl Parser<'_> {
             };
             first = false;
             let mut high = low;
-            if self.peek() == Some(b'-') && self.source.get(self.at + 1).is_some_and(|&b| b != b']')
+            // `-` before `]` or a nested class (`[a-[u]]`) is a member.
+            if self.peek() == Some(b'-')
+                && self
+                    .source
+                    .get(self.at + 1)
+                    .is_some_and(|&b| b != b']' && b != b'[')
             {
                 self.at += 1;
                 high = match self.next().ok_or(Stop)? {
@@ -1355,6 +1419,38 @@ mod tests {
             let tail = sample(&pattern, failure.node, 0);
             (failure.pos, String::from_utf8(tail).unwrap())
         })
+    }
+
+    /// Inputs Ruby's Regexp matches, found by the differential fuzz target
+    /// (test/fuzz_targets/regexp_model.rb) where the model did not.
+    #[test]
+    fn the_model_matches_whatever_ruby_matches() {
+        let cases: &[(&[u8], u32, &[u8])] = &[
+            (br"$*?aa", 0, b"aa"),
+            (
+                br"(ab){1,3} {0}(?i:\D)(?!a)${,2}(?i:\S)+?",
+                EXTENDED,
+                b"\0\xff",
+            ),
+            (br"\R", 0, b"\0\x0c"),
+            (br"\A\R\z", 0, b"\r\n"),
+            (br"\A\X\X\z", 0, b"a\r\n"),
+            (br"(?:\A)?\D", 0, b"5Y"),
+            (br"[a-[u]]?", 0, b""),
+            (br"\A[a-[u]]\z", 0, b"u"),
+            ("\u{fffd}{50}?".as_bytes(), 0, b""),
+            ("\\\u{e9}??a".as_bytes(), 0, "\u{e9}a".as_bytes()),
+        ];
+        for &(source, options, input) in cases {
+            let pattern = Pattern::parse(source, options);
+            assert_eq!(
+                pattern.matches(input),
+                Some(true),
+                "{:?} =~ {:?}",
+                String::from_utf8_lossy(source),
+                String::from_utf8_lossy(input)
+            );
+        }
     }
 
     #[test]
