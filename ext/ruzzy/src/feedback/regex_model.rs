@@ -17,8 +17,9 @@
 //!
 //! The model reads bytes: a class (`.`, `\w`, `[^a]`...) matches one byte,
 //! where Ruby matches one character, so on non-ASCII text it may miss a
-//! match Ruby finds. On ASCII text it is coarser than Onigmo, never
-//! stricter (lookarounds, backreferences and `\b` assert nothing), which
+//! match Ruby finds. On ASCII text a complete model (not truncated) is
+//! coarser than Onigmo, never stricter (lookarounds and `\b` assert
+//! nothing, a backreference matches any text), which
 //! `test/fuzz_targets/regexp_model.rb` checks against Ruby's Regexp.
 //!
 //! Invariants: no allocation anywhere (a `Pattern` is a plain value of
@@ -845,7 +846,10 @@ impl Parser<'_> {
         let stacked = self.quantifier_follows();
         let (min, max) = if stacked { (0, UNBOUNDED) } else { (min, max) };
         let node = &mut self.pattern.nodes[atom];
-        if matches!(
+        let any_text = node.min == 0 && node.max == UNBOUNDED;
+        if any_text {
+            // A backreference stays any text.
+        } else if matches!(
             node.kind,
             Kind::Byte(_) | Kind::Class(_) | Kind::Group { .. }
         ) {
@@ -882,11 +886,14 @@ impl Parser<'_> {
         let rest = &self.source[self.at + 1..];
         let close = rest.iter().position(|&b| b == b'}')?;
         let inside = &rest[..close];
+        // Onigmo repeats up to 100,000 times; past what a u16 holds, the
+        // model repeats without bound (coarser).
         let number = |digits: &[u8]| -> Option<u16> {
-            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) || digits.len() > 4 {
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) || digits.len() > 6 {
                 return None;
             }
-            std::str::from_utf8(digits).ok()?.parse().ok()
+            let n: u32 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+            (n <= 100_000).then(|| n.min(u32::from(UNBOUNDED)) as u16)
         };
         let range = match inside.iter().position(|&b| b == b',') {
             None => {
@@ -1060,11 +1067,13 @@ impl Parser<'_> {
             b'z' => Kind::End,
             b'Z' => Kind::EndOrNewline,
             b'b' | b'B' | b'K' => Kind::Empty,
+            // A backreference (or, with more digits than groups, an octal
+            // escape): any text.
             b'1'..=b'9' => {
                 while self.peek().is_some_and(|b| b.is_ascii_digit()) {
                     self.at += 1;
                 }
-                Kind::Empty
+                return self.any_text(parent);
             }
             b'k' | b'g' => {
                 let close = match self.next() {
@@ -1077,7 +1086,7 @@ impl Parser<'_> {
                     // A subexpression call: not modelled.
                     return Err(Stop);
                 }
-                Kind::Empty
+                return self.any_text(parent);
             }
             b'X' | b'R' => {
                 // A line break or a grapheme cluster: "\r\n" as one, or one
@@ -1116,6 +1125,18 @@ impl Parser<'_> {
         };
         let fold = fold && matches!(kind, Kind::Byte(_) | Kind::Class(_));
         self.push(kind, fold, parent)?;
+        Ok(())
+    }
+
+    /// Any text, of any length (what a backreference may match). Its
+    /// repetition range stays 0 to unbounded whatever quantifier follows.
+    fn any_text(&mut self, parent: u16) -> Result<(), Stop> {
+        let mut all = ByteSet::default();
+        all.negate();
+        let class = self.class(all)?;
+        let index = self.push(Kind::Class(class), false, parent)?;
+        self.pattern.nodes[index].min = 0;
+        self.pattern.nodes[index].max = UNBOUNDED;
         Ok(())
     }
 
@@ -1440,6 +1461,10 @@ mod tests {
             (br"\A[a-[u]]\z", 0, b"u"),
             ("\u{fffd}{50}?".as_bytes(), 0, b""),
             ("\\\u{e9}??a".as_bytes(), 0, "\u{e9}a".as_bytes()),
+            (br"\x01?{14444}\*?", 0, b""),
+            (br"A{,2}(^)\101aa", 0, b"Aaa"),
+            (br"\A(a)\1b\z", 0, b"aab"),
+            (br"\A(?<n>a|)\k<n>+b\z", 0, b"b"),
         ];
         for &(source, options, input) in cases {
             let pattern = Pattern::parse(source, options);
