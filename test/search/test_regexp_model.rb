@@ -10,7 +10,7 @@ class TestRegexpModel < Minitest::Test
 
   def test_the_model_never_misses_a_match_that_ruby_finds
     in_tmpdir do |dir|
-      result = ruzzy(TARGET, "-seed=1", "-runs=#{runs(300_000)}", "-max_len=96", chdir: dir)
+      result = ruzzy(TARGET, "-seed=1", "-runs=#{runs(300_000)}", "-max_total_time=150", "-max_len=96", chdir: dir)
       assert_exit 0, result
       assert_match(/Done \d+ runs/, result.stderr)
     end
