@@ -25,11 +25,11 @@ Gem::Specification.new do |spec|
   source_files = Dir[
     "lib/**/*.{rb,c}", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
     "ext/dummy/dummy.c",
-    "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock",
+    "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock", ".cargo/config.toml",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.{md,png}", "examples/**/*"
   ].reject { |path| path.include?("/build/") || File.directory?(path) }
   spec.files = if precompiled
-                 source_files.reject { |path| path.start_with?("ext/", "Cargo") } +
+                 source_files.reject { |path| path.start_with?("ext/", "Cargo", ".cargo") } +
                    Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}"]
                else
                  source_files
