@@ -959,7 +959,7 @@ impl Parser<'_> {
             }
             b'\\' => self.escape(fold, parent)?,
             b'*' | b'+' | b'?' => return Err(Stop),
-            _ if byte >= 0x80 => self.multibyte(byte, fold, parent)?,
+            _ if byte >= 0x80 => self.multibyte(fold, parent)?,
             _ => {
                 self.push(Kind::Byte(byte), fold, parent)?;
             }
@@ -967,14 +967,30 @@ impl Parser<'_> {
         Ok(None)
     }
 
-    /// A UTF-8 character of more than one byte: a group, so that a
-    /// repetition applies to all its bytes.
-    fn multibyte(&mut self, first: u8, fold: bool, parent: u16) -> Result<(), Stop> {
+    /// A UTF-8 character of more than one byte, its lead byte just read: a
+    /// group, so that a repetition applies to all its bytes.
+    fn multibyte(&mut self, fold: bool, parent: u16) -> Result<(), Stop> {
+        let source = self.source;
+        let start = self.at - 1;
+        self.at += source[self.at..]
+            .iter()
+            .take_while(|&&b| b & 0xc0 == 0x80)
+            .count();
+        let bytes = source[start..self.at].iter().map(|&b| Kind::Byte(b));
+        self.group_of(bytes, fold, parent)
+    }
+
+    /// A group holding `kinds` (alternatives separated by [`Kind::Alt`]),
+    /// so that a repetition applies to all of it.
+    fn group_of(
+        &mut self,
+        kinds: impl IntoIterator<Item = Kind>,
+        fold: bool,
+        parent: u16,
+    ) -> Result<(), Stop> {
         let group = self.push(Kind::Group { end: 0 }, fold, parent)?;
-        self.push(Kind::Byte(first), false, group as u16)?;
-        while let Some(byte) = self.peek().filter(|b| b & 0xc0 == 0x80) {
-            self.at += 1;
-            self.push(Kind::Byte(byte), false, group as u16)?;
+        for kind in kinds {
+            self.push(kind, false, group as u16)?;
         }
         self.pattern.nodes[group].kind = Kind::Group {
             end: self.pattern.len as u16,
@@ -1093,19 +1109,13 @@ impl Parser<'_> {
                 // byte of the class.
                 self.at -= 1;
                 let class = self.escape_set().and_then(|set| self.class(set))?;
-                let group = self.push(Kind::Group { end: 0 }, false, parent)?;
-                for kind in [
+                let kinds = [
                     Kind::Byte(b'\r'),
                     Kind::Byte(b'\n'),
                     Kind::Alt,
                     Kind::Class(class),
-                ] {
-                    self.push(kind, false, group as u16)?;
-                }
-                self.pattern.nodes[group].kind = Kind::Group {
-                    end: self.pattern.len as u16,
-                };
-                return Ok(());
+                ];
+                return self.group_of(kinds, false, parent);
             }
             b'p' | b'P' | b'd' | b'D' | b'w' | b'W' | b's' | b'S' | b'h' | b'H' => {
                 self.at -= 1;
@@ -1113,7 +1123,7 @@ impl Parser<'_> {
                 Kind::Class(self.class(set)?)
             }
             // An escaped non-ASCII character is itself.
-            _ if byte >= 0x80 => return self.multibyte(byte, fold, parent),
+            _ if byte >= 0x80 => return self.multibyte(fold, parent),
             _ => {
                 self.at -= 1;
                 let value = self.escape_value()?;
@@ -1149,14 +1159,7 @@ impl Parser<'_> {
         let character = char::from_u32(value).ok_or(Stop)?;
         let mut buffer = [0u8; 4];
         let bytes = character.encode_utf8(&mut buffer).as_bytes();
-        let group = self.push(Kind::Group { end: 0 }, fold, parent)?;
-        for &byte in bytes {
-            self.push(Kind::Byte(byte), false, group as u16)?;
-        }
-        self.pattern.nodes[group].kind = Kind::Group {
-            end: self.pattern.len as u16,
-        };
-        Ok(())
+        self.group_of(bytes.iter().map(|&b| Kind::Byte(b)), fold, parent)
     }
 
     /// Whether the escape just read was `\xHH` or octal (a byte), not `\u`.
