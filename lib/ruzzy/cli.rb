@@ -10,6 +10,8 @@ require_relative "test_frameworks/fuzz_test"
 require_relative "cli/ci"
 require_relative "cli/oss_fuzz"
 require_relative "cli/cov"
+require_relative "cli/findings"
+require_relative "campaign/supervisor"
 require_relative "detectors"
 require "rbconfig"
 
@@ -22,6 +24,9 @@ module Ruzzy
   # Ruzzy.fuzz. It loads ruzzy itself only after the command line is
   # understood, so DEFAULT_ARGS sees the harness's arguments.
   class CLI
+    # Where `ruzzy --keep-going` files findings unless --findings says.
+    DEFAULT_FINDINGS_DIR = "ruzzy-findings"
+
     USAGE = <<~TEXT.freeze
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
@@ -29,6 +34,7 @@ module Ruzzy
              ruzzy ci [--seconds=N] [PATH...]
              ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--sanitizer=NAME]
              ruzzy cov [-o REPORT_DIR] HARNESS.rb CORPUS...
+             ruzzy findings [DIR] [show GROUP | replay [GROUP...] | minimise GROUP]
 
       Loads HARNESS.rb, which calls Ruzzy.fuzz(->(data) { ... }), and runs
       libFuzzer on it. Everything after HARNESS.rb goes to the harness as ARGV
@@ -51,6 +57,11 @@ module Ruzzy
         --disable-detectors=NAME[,NAME...]
                            turn off bug detectors (all: every one)
         --list-detectors   list the bug detectors and exit
+        --keep-going       a campaign: record every finding, grouped, and go on
+                           until -max_total_time (or Ctrl-C); exit #{EXIT_FINDING} at the
+                           end if anything was found (ruzzy findings --help)
+        --findings=DIR     where --keep-going files findings (implies it;
+                           default #{DEFAULT_FINDINGS_DIR})
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message
@@ -89,6 +100,7 @@ module Ruzzy
       @coverage_enabled = true
       @sanitizer = nil
       @session = { ignore: [] }
+      @findings_dir = nil
     end
 
     # Runs the command; returns the process exit status.
@@ -96,9 +108,9 @@ module Ruzzy
       harness, harness_args = parse
       return EXIT_OK unless harness
 
-      return CI.new(harness_args, out: @out, err: @err, program: @program).run if subcommand?(harness, "ci")
-      return OssFuzz.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "oss-fuzz-build")
-      return Cov::Command.new(harness_args, out: @out, err: @err).run if subcommand?(harness, "cov")
+      command = subcommand(harness, harness_args)
+      return command.run if command
+      return run_campaign(harness, harness_args) if @findings_dir
 
       @sanitizer ||= "address" if subcommand?(harness, "dummy")
       preload_sanitizer if @sanitizer
@@ -139,6 +151,8 @@ module Ruzzy
       parser.on("--disable-detectors=NAMES") do |list|
         @session[:detectors] = Detectors.without(list.split(","), "--disable-detectors")
       end
+      parser.on("--keep-going") { @findings_dir ||= DEFAULT_FINDINGS_DIR }
+      parser.on("--findings=DIR") { |dir| @findings_dir = dir }
       parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
       CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
       CommandOptions.load_path(parser) { |dir| $LOAD_PATH.unshift(dir) }
@@ -156,9 +170,38 @@ module Ruzzy
       raise UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
     end
 
+    # The command object of the subcommand +word+ (ci, cov, ...) with
+    # +args+, or nil when +word+ is a harness.
+    def subcommand(word, args)
+      io = { out: @out, err: @err }
+      if subcommand?(word, "ci") then CI.new(args, **io, program: @program)
+      elsif subcommand?(word, "oss-fuzz-build") then OssFuzz.new(args, **io)
+      elsif subcommand?(word, "cov") then Cov::Command.new(args, **io)
+      elsif subcommand?(word, "findings") then Findings::Command.new(args, **io)
+      end
+    end
+
     # Whether +harness+ is the subcommand +name+ (a file of that name wins).
     def subcommand?(harness, name)
       harness == name && !File.exist?(harness)
+    end
+
+    # `ruzzy --keep-going`: a supervisor runs the harness in workers with
+    # the same options (see Campaign::Supervisor).
+    def run_campaign(harness, harness_args)
+      raise UsageError, "--keep-going fuzzes a harness, not #{harness}" if %w[dummy run-test].include?(harness)
+      raise UsageError, "no such harness file: #{harness}" unless File.file?(harness)
+
+      before_harness = @original_argv.first(@original_argv.size - harness_args.size - 1)
+      Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), harness:,
+                               args: harness_args, program: @program, out: @err).run
+    end
+
+    # ruzzy's options for a campaign's worker: the campaign's own left out.
+    def worker_options(words)
+      words = words.reject { |word| word == "--" || word == "--keep-going" || word.start_with?("--findings=") }
+      words.each_index.reject { |index| words[index] == "--findings" || words[index - 1] == "--findings" }
+           .map { |index| words[index] }
     end
 
     def run_test(args)

@@ -3,6 +3,8 @@
 require_relative "libfuzzer_args"
 require_relative "relaunch"
 require_relative "../findings/expected_exceptions"
+require_relative "../findings/store"
+require_relative "../campaign/protocol"
 
 module Ruzzy
   # The fuzzing run of this process (there is at most one: libFuzzer runs
@@ -24,6 +26,10 @@ module Ruzzy
     # (`ruzzy --ignore`), added to Ruzzy.fuzz's ignore:.
     attr_reader :ignore
 
+    # The findings directory of the campaign this process works for
+    # (Findings::Store), or nil: then a finding ends the run.
+    attr_reader :findings
+
     # A fuzz target taken instead of fuzzed (see #capture).
     Capture = Struct.new(:target, :expected)
 
@@ -36,6 +42,8 @@ module Ruzzy
       @libfuzzer_args = nil
       @capturing = false
       @fuzz_called = false
+      findings_dir = ENV.fetch(Campaign::ENV_FINDINGS_DIR, "")
+      @findings = findings_dir.empty? ? nil : Findings::Store.new(findings_dir)
     end
 
     # Sets exceptions every target may raise (specs as for ignore:).

@@ -2,6 +2,8 @@
 
 require "shellwords"
 require_relative "../own_files"
+require_relative "../campaign/protocol"
+require_relative "store"
 
 module Ruzzy
   # Describes, on standard error, why an input stopped the fuzzer. The native
@@ -19,13 +21,35 @@ module Ruzzy
     # file next. Returns the exception's frames in sanitizer form
     # (sanitizer_frames), which the native side prints after libFuzzer's own
     # crash line.
+    #
+    # In a campaign (`ruzzy --keep-going`) the finding is recorded in the
+    # findings directory instead and nil is returned: fuzzing goes on.
     def report_exception(error, input = nil)
       text = describe_exception(error)
       text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
+      store = Ruzzy.session.findings
+      return record(store, text, input) if store && input
+
       text << reproduction(input) if input
       $stderr.write(text)
       $stderr.flush
       error.is_a?(Exception) ? sanitizer_frames(error.backtrace || []) : ""
+    end
+
+    # Files a finding of a campaign; prints the report of a group's first
+    # finding only.
+    def record(store, text, input)
+      identity = Findings::Identity.of_report(text)
+      if store.record(identity, input, text) == :new
+        $stderr.write(text, Campaign.new_group_line(identity))
+        $stderr.flush
+      end
+      nil
+    end
+
+    # Writes a campaign's unwritten counts (the process is ending).
+    def flush
+      Ruzzy.session.findings&.flush
     end
 
     # Frames printed in sanitizer form.

@@ -8,7 +8,8 @@
 //!
 //! Invariants:
 //! - a Ruby exception never unwinds through libFuzzer: it is caught here and
-//!   handed to [`crate::findings::report`], which never returns;
+//!   handed to [`crate::findings::report`], which ends the process, or in
+//!   a campaign records the finding and rejects the input;
 //! - a Rust panic never crosses into libFuzzer or Ruby: the panic hook of
 //!   [`crate::engine::internal_error`] ends the process before any unwinding;
 //! - the target is registered with the GC as a global (pinned, so

@@ -92,16 +92,19 @@ pub fn fuzz(
         );
     }
     signals::prepare(runs_children);
+    crate::findings::report::flush_findings_at_exit();
     hook::register();
 
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
     pointers.push(std::ptr::null_mut());
     let mut argv_ptr = pointers.leak().as_mut_ptr();
+    target_state::set_driver_running(true);
     // SAFETY: argc/argv describe NUL-terminated strings that live forever
     // (leaked above); the callback has the signature libFuzzer expects. We
     // hold the GVL, and the callback runs on this same thread.
     let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
+    target_state::set_driver_running(false);
     Ok(i64::from(status))
 }
 

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 static IN_TARGET: AtomicBool = AtomicBool::new(false);
 static REPORTED: AtomicBool = AtomicBool::new(false);
+static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
 static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
 static FUZZING_THREAD: AtomicUsize = AtomicUsize::new(0);
@@ -58,6 +59,22 @@ pub fn end_input() -> u64 {
 /// printing a stack trace) then print nothing more.
 pub fn mark_reported() {
     REPORTED.store(true, Ordering::Relaxed);
+}
+
+/// Undoes [`mark_reported`]: the finding was recorded and fuzzing goes on.
+pub fn clear_reported() {
+    REPORTED.store(false, Ordering::Relaxed);
+}
+
+/// libFuzzer's driver starts (true) or has returned (false).
+pub fn set_driver_running(running: bool) {
+    DRIVER_RUNNING.store(running, Ordering::Relaxed);
+}
+
+/// Whether libFuzzer's driver is running and this is the fuzzing thread.
+pub fn driver_running_here() -> bool {
+    DRIVER_RUNNING.load(Ordering::Relaxed)
+        && FUZZING_THREAD.load(Ordering::Relaxed) == current_thread()
 }
 
 /// Whether the current input has run for at least libFuzzer's `-timeout`.

@@ -8,8 +8,8 @@
 //! `-exact_artifact_path`), prints its summary and exits with
 //! `-error_exitcode` (77 by default).
 //!
-//! Invariants: every report (`exception`, `bad_return`, `harness_error`)
-//! diverges; nothing here lets a Ruby exception escape (formatting and
+//! Invariants: every report (`bad_return`, `harness_error`, and
+//! `exception` outside a campaign) diverges; nothing here lets a Ruby exception escape (formatting and
 //! `ignored?` run under `rb_protect`).
 
 use crate::rb;
@@ -38,14 +38,20 @@ fn exit_usage() -> ! {
 }
 
 /// The target raised `error` (or left through another non-local exit) on
-/// `input`.
-pub fn exception(error: VALUE, input: &[u8]) -> ! {
+/// `input`. In a campaign (`ruzzy --keep-going`) `Ruzzy::Finding` records
+/// the finding and answers nil: the input is rejected (-1) and fuzzing goes
+/// on. Otherwise the process aborts.
+pub fn exception(error: VALUE, input: &[u8]) -> std::ffi::c_int {
     crate::engine::target_state::mark_reported();
     let described = rb::protect(|ruby| {
         let input = ruby.binary_string(input);
         ruby.call_class_method(FINDING, "report_exception", &[error, input])
     });
     match described {
+        Ok(rb::QNIL) => {
+            crate::engine::target_state::clear_reported();
+            return -1;
+        }
         // SAFETY: on the fuzzing thread, holding the GVL; no Ruby code runs
         // while the returned String is read.
         Ok(frames) => crate::findings::crash_frames::keep_string(
@@ -55,6 +61,23 @@ pub fn exception(error: VALUE, input: &[u8]) -> ! {
         Err(_) => fallback("report_exception"),
     }
     std::process::abort()
+}
+
+/// Registers [`flush_at_exit`] with `atexit`: libFuzzer ends a run that
+/// reached `-runs` or `-max_total_time` with `exit`, where Ruby's own
+/// `at_exit` blocks never run.
+pub fn flush_findings_at_exit() {
+    // SAFETY: registering a function with no arguments.
+    unsafe { libc::atexit(flush_at_exit) };
+}
+
+/// Writes a campaign's unwritten finding counts (`Ruzzy::Finding.flush`),
+/// when the process ends while libFuzzer runs on the fuzzing thread: then
+/// the interpreter is still whole and this thread holds the GVL.
+extern "C" fn flush_at_exit() {
+    if crate::engine::target_state::driver_running_here() {
+        let _ = rb::protect(|ruby| ruby.call_class_method(FINDING, "flush", &[]));
+    }
 }
 
 /// Whether `error` is an expected exception (`ignore:`). Any failure to

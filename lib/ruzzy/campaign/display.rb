@@ -1,0 +1,89 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  module Campaign
+    # What a person watching a campaign sees: a status line (rewritten in
+    # place on a terminal, printed every LINE_SECONDS otherwise), a line per
+    # new finding group and per worker that a finding ended, and the
+    # summary table at the end.
+    class Display
+      LINE_SECONDS = 10
+      TERMINAL_SECONDS = 1
+
+      def initialize(out)
+        @out = out
+        @terminal = out.respond_to?(:tty?) && out.tty?
+        @started = monotonic
+        @last_status = @started
+        @status_shown = false
+      end
+
+      # Prints the status line if it is due (or +force+).
+      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, force: false)
+        now = monotonic
+        return unless force || now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
+
+        @last_status = now
+        text = format("[%<time>s] %<executions>s execs (%<rate>s/s)  cov %<coverage>d  corpus %<corpus>d  " \
+                      "findings %<findings>d in %<groups>d group%<plural>s",
+                      time: clock(now - @started), executions: thousands(executions), rate: thousands(exec_per_second),
+                      coverage:, corpus:, findings:, groups:, plural: groups == 1 ? "" : "s")
+        if @terminal
+          @out.write("\r#{text}\e[K")
+          @status_shown = true
+        else
+          @out.puts text
+        end
+        @out.flush
+      end
+
+      # Prints a line of news above the status line.
+      def news(text)
+        @out.write("\r\e[K") if @status_shown
+        @status_shown = false
+        @out.puts text
+        @out.flush
+      end
+
+      # The table of +groups+ (Findings::Store::Group), +fresh+ naming those
+      # first seen in this campaign.
+      def summary(groups, fresh, dir)
+        news("")
+        if groups.empty?
+          news("ruzzy: no findings")
+          return
+        end
+        news("ruzzy: #{groups.sum(&:findings)} finding(s) in #{groups.size} group(s), in #{dir}/:")
+        Display.table(groups, fresh).each { |line| news(line) }
+        news("  (* new in this run)  ruzzy findings #{dir} show GROUP | replay | minimise GROUP")
+      end
+
+      # The lines of a table of +groups+, those named in +fresh+ marked.
+      def self.table(groups, fresh = [])
+        header = format("  %-22<group>s %6<count>s %7<size>s  %<title>s", group: "GROUP", count: "COUNT",
+                                                                          size: "BYTES", title: "WHAT")
+        [header] + groups.map do |group|
+          format("%<marker>s %-22<group>s %6<count>d %7<size>d  %<title>s",
+                 marker: fresh.include?(group.name) ? "*" : " ", group: group.name, count: group.findings,
+                 size: group.bytes.to_i, title: group.title)
+        end
+      end
+
+      private
+
+      def monotonic
+        Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      end
+
+      def clock(seconds)
+        seconds = seconds.to_i
+        format("%<hours>02d:%<minutes>02d:%<seconds>02d", hours: seconds / 3600, minutes: seconds / 60 % 60,
+                                                          seconds: seconds % 60)
+      end
+
+      def thousands(number)
+        number.to_i.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+      end
+    end
+  end
+end

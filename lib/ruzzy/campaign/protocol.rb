@@ -1,0 +1,32 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  # A campaign (`ruzzy --keep-going`): a supervisor process runs the harness
+  # in worker processes, one at a time, and keeps going after findings.
+  #
+  # What the supervisor and its workers agree on lives here: the worker
+  # learns the findings directory from ENV_FINDINGS_DIR and records every
+  # Ruby exception and detector finding there itself, going on with the
+  # next input; a finding that ends the worker (a sanitizer report, a
+  # segfault, a timeout, running out of memory) is recorded by the
+  # supervisor from the artifact and the report, and a new worker starts.
+  # A worker announces a new group on standard error with new_group_line.
+  module Campaign
+    # The environment variable that makes a process a campaign's worker.
+    ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
+
+    NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
+
+    module_function
+
+    # The line a worker prints for the first finding of a group.
+    def new_group_line(identity)
+      "==ruzzy== new finding group #{identity.group} (#{identity.kind}): #{identity.title}\n"
+    end
+
+    # The group name, kind and title of a new_group_line, or nil.
+    def parse_new_group(line)
+      line.match(NEW_GROUP)&.captures
+    end
+  end
+end

@@ -1,0 +1,124 @@
+# frozen_string_literal: true
+
+require "digest/sha1"
+
+module Ruzzy
+  module Findings
+    # A finding's kind, token and title.
+    Identity = Struct.new(:kind, :token, :title)
+
+    # What makes two findings the same bug: the kind of report and the
+    # innermost frames of the code that failed, without line numbers (which
+    # move with every edit). Read from a report as ruzzy, libFuzzer and the
+    # sanitizers print it, so a finding that ended the process (a sanitizer
+    # report, a segfault, a timeout, running out of memory) is grouped like
+    # a Ruby exception that did not.
+    class Identity
+      # The group's directory name: the kind and a hash of the token.
+      def group
+        "#{kind}-#{Digest::SHA1.hexdigest(token)[0, 10]}"
+      end
+
+      # Frames that make up a token.
+      FRAMES = 3
+
+      # Frames of the sanitizer runtimes, libFuzzer and libc's entry points:
+      # never the code that has the bug.
+      RUNTIME_FRAME = /\A(?:_*(?:asan|ubsan|lsan|sanitizer|interceptor|interceptor_trampoline)_|
+                          __libc_|fuzzer::|(?:_start|main|malloc|calloc|realloc|free)\z)/x
+
+      # Report kinds, recognised by their headline, with the kind's name and
+      # a title prefix; the first that matches wins.
+      HEADLINES = [
+        [/ERROR: ruzzy: bug detector (\S+) fired/, "detector", nil],
+        [/ERROR: ruzzy: uncaught Ruby exception/, "exception", nil],
+        [/ERROR: ruzzy: the fuzz target left with a non-local exit/, "exception", nil],
+        [/ERROR: AddressSanitizer: (\S+)/, "asan", "AddressSanitizer"],
+        [/ERROR: LeakSanitizer: (detected memory leaks)/, "leak", "LeakSanitizer"],
+        [/runtime error: (.+)/, "ubsan", "UndefinedBehaviorSanitizer"],
+        [/ERROR: libFuzzer: (timeout) after/, "timeout", nil],
+        [/ERROR: libFuzzer: (out-of-memory)/, "oom", nil],
+        [/ERROR: libFuzzer: (deadly signal)/, "signal", nil],
+        [/ERROR: libFuzzer: (fuzz target exited)/, "exit", nil],
+        [/ERROR: (?:libFuzzer|ruzzy): (.+)/, "crash", nil]
+      ].freeze
+      private_constant :HEADLINES
+
+      # The identity of a finding reported as +text+ (one report: from its
+      # first line to the end of libFuzzer's summary).
+      def self.of_report(text)
+        text = text.scrub
+        kind, detail, prefix, at = headline(text)
+        return Identity.new("crash", "crash", "the process ended without a report") unless kind
+
+        rest = text[at..]
+        return ruby_exception(kind, rest) if %w[exception detector].include?(kind)
+
+        frames = native_frames(rest, kind == "ubsan" ? text : nil)
+        what = kind == "ubsan" ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
+        title = [prefix, what].compact.join(": ")
+        unless frames.empty?
+          title += " in #{frames.first(2).map do |frame|
+                            frame.sub(/@(.*)\z/, ' (\\1)')
+                          end.join(" < ")}"
+        end
+        Identity.new(kind, [kind, what, *frames.first(FRAMES)].join("--"), title)
+      end
+
+      # The kind, headline detail, title prefix and offset of the first
+      # headline in +text+.
+      def self.headline(text)
+        HEADLINES.filter_map do |pattern, kind, prefix|
+          match = pattern.match(text)
+          [kind, match[1], prefix, match.begin(0)] if match
+        end.min_by(&:last)
+      end
+      private_class_method :headline
+
+      # A Ruby exception's identity from ruzzy's own report (its
+      # DEDUP_TOKEN line), with "Class: message" as the title.
+      def self.ruby_exception(kind, text)
+        token = text[/^DEDUP_TOKEN: (.+)$/, 1] || "unknown"
+        message = text.lines[1].to_s.strip
+        Identity.new(kind, "#{kind}--#{token}", message.empty? ? token : truncate(message))
+      end
+      private_class_method :ruby_exception
+
+      # Function (or Ruby method) names of the first stack trace in +text+
+      # ("    #0 0x55 in name file:line"), the runtime's own frames left out,
+      # each with its file's base name. A UBSan report has no stack trace by
+      # default: its "file:line:col: runtime error" location stands in.
+      def self.native_frames(text, ubsan_text)
+        frames = []
+        text.each_line do |line|
+          match = line.match(/\A\s*#(\d+) 0x\h+ in (\S+)(?: (\S+))?/)
+          break if match.nil? && !frames.empty? && line.strip.empty?
+          next unless match
+          break if match[1] == "0" && !frames.empty?
+
+          name = match[2]
+          next if name.match?(RUNTIME_FRAME) || interpreter_frame?(line)
+
+          frames << "#{name}@#{File.basename(match[3].to_s.sub(/:\d+(?::\d+)?\z/, ""))}"
+        end
+        return frames unless frames.empty? && ubsan_text
+
+        location = ubsan_text[/(\S+?):\d+:\d+: runtime error/, 1]
+        location ? [File.basename(location)] : []
+      end
+      private_class_method :native_frames
+
+      # A frame of the Ruby interpreter or of ruzzy's extension: the same in
+      # every finding, never the bug.
+      def self.interpreter_frame?(line)
+        line.include?("libruby") || line.match?(/ in ruzzy::|ruzzy_ext\.so/)
+      end
+      private_class_method :interpreter_frame?
+
+      def self.truncate(text)
+        text.length > 120 ? "#{text[0, 117]}..." : text
+      end
+      private_class_method :truncate
+    end
+  end
+end
