@@ -89,24 +89,42 @@ module Ruzzy
       # each with its file's base name. A UBSan report has no stack trace by
       # default: its "file:line:col: runtime error" location stands in.
       def self.native_frames(text, ubsan_text)
-        frames = []
-        text.each_line do |line|
-          match = line.match(/\A\s*#(\d+) 0x\h+ in (\S+)(?: (\S+))?/)
-          break if match.nil? && !frames.empty? && line.strip.empty?
-          next unless match
-          break if match[1] == "0" && !frames.empty?
-
-          name = match[2]
-          next if name.match?(RUNTIME_FRAME) || interpreter_frame?(line)
-
-          frames << "#{name}@#{File.basename(match[3].to_s.sub(/:\d+(?::\d+)?\z/, ""))}"
-        end
+        frames = first_stack(text).reject { |name, _, line| name.match?(RUNTIME_FRAME) || interpreter_frame?(line) }
+        frames = without_ruby_builtins(frames).map { |name, location, _| "#{name}@#{File.basename(location)}" }
         return frames unless frames.empty? && ubsan_text
 
         location = ubsan_text[/(\S+?):\d+:\d+: runtime error/, 1]
         location ? [File.basename(location)] : []
       end
       private_class_method :native_frames
+
+      # [name, location without line and column, line] of each frame of
+      # the first stack trace in +text+.
+      def self.first_stack(text)
+        frames = []
+        text.each_line do |line|
+          match = line.match(/\A\s*#(\d+) (0x\h+) in (\S+)(?: (\S+))?/)
+          break if match.nil? && !frames.empty? && line.strip.empty?
+          next unless match
+          break if match[1] == "0" && !frames.empty?
+
+          frames << [match[3], match[4].to_s, line]
+        end
+        frames
+      end
+      private_class_method :first_stack
+
+      # Ruby frames (address 0x0, as ruzzy prints them) of methods written
+      # in C (Kernel#loop, String#hash) carry their caller's file and line:
+      # such a frame is left out, so that a hang is one group wherever the
+      # timeout caught it.
+      def self.without_ruby_builtins(frames)
+        kept = frames.each_with_index.reject do |(_, location, line), index|
+          line.include?(" 0x0 in ") && frames[index + 1] && frames[index + 1][1] == location
+        end
+        kept.map { |(name, location, line), _| [name, location.sub(/:\d+(?::\d+)?\z/, ""), line] }
+      end
+      private_class_method :without_ruby_builtins
 
       # A frame of the Ruby interpreter or of ruzzy's extension: the same in
       # every finding, never the bug.

@@ -1,0 +1,107 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# Campaigns (`ruzzy --keep-going`, docs/campaigns.md): every finding is
+# recorded, grouped, and the run goes on; `ruzzy findings` lists, shows,
+# replays and minimises the groups.
+class TestCampaign < Minitest::Test
+  # Two bugs in two methods, each reached by one first byte, and a
+  # KeyError that needs a longer input (for minimising).
+  TWO_BUGS = <<~RUBY
+    def header(data) = data.getbyte(0) == 1 && raise(TypeError, "bad header")
+    def body(data) = data.getbyte(0) == 2 && raise(RangeError, "bad body")
+    Ruzzy.fuzz(lambda do |data|
+      header(data)
+      body(data)
+      raise KeyError, "bad key" if data.start_with?("KEY") && data.bytesize > 6
+      nil
+    end)
+  RUBY
+
+  def test_keep_going_records_every_exception_grouped_and_exits_77_at_the_end
+    in_tmpdir do |dir|
+      write_harness(dir, TWO_BUGS)
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-runs=#{runs(30_000)}", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir)
+      assert_equal %w[exception exception exception], groups.map { |group| group[:kind] }, result.stderr
+      titles = groups.map { |group| group[:title] }.sort
+      assert_equal ["KeyError: bad key", "RangeError: bad body", "TypeError: bad header"], titles
+      assert(groups.any? { |group| group[:findings] > 1 }, "fuzzing went on after the first finding")
+      assert_match(/ruzzy: \d+ finding\(s\) in 3 group\(s\), in ruzzy-findings\//, result.stderr)
+      assert_match(/NEW  exception-\h{10} \(exception\): TypeError: bad header/, result.stderr)
+      assert_empty artifacts(dir), "no crash file outside the findings directory"
+      assert File.directory?(File.join(dir, "ruzzy-findings", "corpus")), "a corpus kept for the next worker"
+    end
+  end
+
+  def test_findings_replays_shows_and_minimises_the_groups
+    in_tmpdir do |dir|
+      write_harness(dir, TWO_BUGS)
+      assert_exit 77, ruzzy("--findings=found", "harness.rb", "-seed=1", "-runs=#{runs(30_000)}", chdir: dir)
+      replay = ruzzy("findings", "found", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_equal 3, replay.stdout.scan(/^FAILS .* reproduced$/).size, replay.stdout
+
+      key = list_groups(dir, "found").find { |group| group[:title].start_with?("KeyError") }
+      shown = ruzzy("findings", "found", "show", key[:name][0, 14], chdir: dir)
+      assert_exit 0, shown
+      assert_match(/DEDUP_TOKEN: KeyError--harness\.rb:<top>/, shown.stdout)
+      assert_match(%r{^Reproduce: .*ruzzy .*harness\.rb .*found/#{key[:name]}/input$}, shown.stdout)
+
+      minimised = ruzzy("findings", "found", "minimise", key[:name], "-runs=#{runs(2000)}", chdir: dir)
+      assert_exit 0, minimised
+      input = File.binread(File.join(dir, "found", key[:name], "input"))
+      assert_equal 7, input.bytesize, minimised.stdout
+      assert input.start_with?("KEY")
+    end
+  end
+
+  def test_a_hang_ends_a_worker_and_the_campaign_goes_on
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(lambda do |data|
+          loop { data.hash } if data.start_with?("H")
+          raise IndexError, "after the hang" if data.start_with?("I")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-timeout=1", "-max_total_time=20", chdir: dir)
+      assert_exit 77, result
+      kinds = list_groups(dir).map { |group| group[:kind] }.sort
+      assert_equal %w[exception timeout], kinds, result.stderr
+      log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
+      assert_operator log.scan(/^==> worker \d+:/).size, :>=, 2, "a new worker started after the hang"
+    end
+  end
+
+  def test_a_harness_that_cannot_load_ends_the_campaign_with_its_error
+    in_tmpdir do |dir|
+      write_harness(dir, "raise 'no config'")
+      result = ruzzy("--keep-going", "harness.rb", "-max_total_time=30", chdir: dir)
+      assert_exit 1, result
+      assert_match(/a worker ended with status 1 without a finding; it printed:/, result.stderr)
+      assert_match(/RuntimeError: no config/, result.stderr)
+    end
+  end
+
+  def test_keep_going_needs_corpus_directories_and_a_harness
+    in_tmpdir do |dir|
+      write_harness(dir, TWO_BUGS)
+      File.write(File.join(dir, "input"), "x")
+      assert_match(/--keep-going takes corpus directories, not input files/,
+                   ruzzy("--keep-going", "harness.rb", "input", chdir: dir).tap { |r| assert_exit 2, r }.stderr)
+      assert_match(/no findings directory nowhere/,
+                   ruzzy("findings", "nowhere", chdir: dir).tap { |r| assert_exit 2, r }.stderr)
+    end
+  end
+
+  private
+
+  def list_groups(dir, findings = "ruzzy-findings")
+    Dir.glob(File.join(dir, findings, "*", "group.json")).map do |path|
+      JSON.parse(File.read(path), symbolize_names: true).merge(name: File.basename(File.dirname(path)))
+    end
+  end
+end
