@@ -189,11 +189,15 @@ module Ruzzy
     # `ruzzy --keep-going`: a supervisor runs the harness in workers with
     # the same options (see Campaign::Supervisor).
     def run_campaign(harness, harness_args)
-      raise UsageError, "--keep-going fuzzes a harness, not #{harness}" if %w[dummy run-test].include?(harness)
-      raise UsageError, "no such harness file: #{harness}" unless File.file?(harness)
-
       before_harness = @original_argv.first(@original_argv.size - harness_args.size - 1)
-      Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), harness:,
+      target = [harness]
+      if subcommand?(harness, "run-test")
+        target += harness_args.shift(2).map { |word| File.exist?(word) ? File.expand_path(word) : word }
+      end
+      raise UsageError, "--keep-going fuzzes a harness, not #{harness}" if subcommand?(harness, "dummy")
+      raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
+
+      Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), target:,
                                args: harness_args, program: @program, out: @err).run
     end
 

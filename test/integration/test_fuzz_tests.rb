@@ -76,7 +76,7 @@ class TestFuzzTests < Minitest::Test
   def test_ci_summary_with_findings
     in_project do |dir|
       # Bounded by runs (seeded), not by time: the same budget on any machine.
-      result = ruzzy("ci", "--seconds=600", "--", "-seed=1", "-runs=#{runs(4_000_000)}", chdir: dir)
+      result = ruzzy("ci", "--seconds=600", "--stop-at-first", "--", "-seed=1", "-runs=#{runs(4_000_000)}", chdir: dir)
       assert_exit 77, result
       assert_match(/ruzzy ci: 3 fuzz test\(s\), 600 s each/, result.stdout)
       assert_match(%r{FOUND  verifies any record \(test/checksum_fuzz_test\.rb\): RuntimeError: unsupported version},
@@ -86,6 +86,29 @@ class TestFuzzTests < Minitest::Test
       assert_match(/ok     counts bytes/, result.stdout)
       assert_match(/ruzzy ci: 2 of 3 fuzz test\(s\) found a bug; logs in ruzzy-ci-logs/, result.stdout)
       assert File.file?(File.join(dir, "ruzzy-ci-logs", "verifies_any_record.log"))
+    end
+  end
+
+  # By default each fuzz test runs as a campaign: the run goes on after the
+  # finding, which is filed as a group and kept as a regression example.
+  def test_ci_keeps_going_and_keeps_each_group_as_an_example
+    in_project do |dir|
+      result = ruzzy("ci", "--seconds=600", "test/checksum_fuzz_test.rb", "--", "-seed=1",
+                     "-runs=#{runs(1_500_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(%r{FOUND  verifies any record \(test/checksum_fuzz_test\.rb\): 1 bug\(s\), \d+ finding\(s\)},
+                   result.stdout)
+      assert_match(/^         exception-\h{10}: RuntimeError: unsupported version$/, result.stdout)
+      examples = Dir.glob(File.join(dir, "test", "fuzz", "verifies_any_record", "crash-*"))
+      assert_equal 1, examples.size, result.stdout
+      replay = run_command(RbConfig.ruby, "-Ilib", "test/checksum_fuzz_test.rb", chdir: dir)
+      refute replay.status.success?, "the ordinary test run fails on the kept example"
+      assert_match(/unsupported version/, replay.output)
+      listing = ruzzy("findings", "ruzzy-ci-logs/findings/test_checksum_fuzz_test_rb_verifies_any_record", chdir: dir)
+      assert_match(/RuntimeError: unsupported version/, listing.stdout)
+      replayed = ruzzy("findings", "ruzzy-ci-logs/findings/test_checksum_fuzz_test_rb_verifies_any_record", "replay",
+                       chdir: dir)
+      assert_match(/^FAILS .* reproduced$/, replayed.stdout)
     end
   end
 end

@@ -33,15 +33,20 @@ module Ruzzy
       # given): a hang found again costs this much instead of ruzzy's
       # default (which suits the first, OSS-Fuzz's value).
       REPEAT_TIMEOUT = 5
+      # Variables that decide how the harness loads, kept for replays.
+      CAMPAIGN_ENVIRONMENT = %w[RUBYOPT RUBYLIB BUNDLE_GEMFILE].freeze
       ARTIFACT = /\A(crash|timeout|oom|leak)-\h+\z/
 
       # +options+ are ruzzy's own options for the worker (before the
-      # harness), +args+ the harness's arguments (libFuzzer flags and
-      # corpus directories).
-      def initialize(dir:, options:, harness:, args:, program:, out:)
+      # harness), +target+ what to fuzz (the harness's path, or "run-test",
+      # the test file and the fuzz test's name), +args+ the harness's
+      # arguments (libFuzzer flags and corpus directories). A fuzz test
+      # brings its own corpus directory; a harness without one gets
+      # DIR/corpus.
+      def initialize(dir:, options:, target:, args:, program:, out:)
         @store = Findings::Store.new(dir)
         @options = options
-        @harness = File.expand_path(harness)
+        @target = target.size == 1 ? [File.expand_path(target.first)] : target
         @args = LibFuzzerArgs.new(["ruzzy", *args])
         @program = File.expand_path(program)
         @display = Display.new(out)
@@ -67,12 +72,13 @@ module Ruzzy
         FileUtils.mkdir_p([artifacts_dir, @store.dir])
         @before = @store.groups.to_h { |group| [group.name, group.findings] }
         @corpus = corpus_dirs
-        if @corpus.empty?
+        if @corpus.empty? && @target.size == 1
           @corpus = [File.join(@store.dir, "corpus")]
           FileUtils.mkdir_p(@corpus)
         end
-        @store.write_campaign("command" => [RbConfig.ruby, @program, *@options, @harness],
-                              "directory" => Dir.pwd, "timeout" => @args.given?("timeout") ? @args.timeout : nil)
+        @store.write_campaign("command" => [RbConfig.ruby, @program, *@options, *@target],
+                              "directory" => Dir.pwd, "environment" => ENV.slice(*CAMPAIGN_ENVIRONMENT),
+                              "timeout" => @args.given?("timeout") ? @args.timeout : nil)
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
         @display.news("ruzzy: campaign: findings in #{relative(@store.dir)}/, corpus in " \
                       "#{@corpus.map { |dir| relative(dir) }.join(", ")}, log in #{relative(log_path)}")
@@ -213,7 +219,7 @@ module Ruzzy
         args = args.with("timeout", REPEAT_TIMEOUT) if @hang_found && !args.given?("timeout")
         args = args.with("artifact_prefix", "#{artifacts_dir}/")
         flags = args.to_a.drop(1).select { |word| word.start_with?("-") && !word.start_with?("-exact_artifact_path=") }
-        [RbConfig.ruby, @program, *@options, @harness, *flags, *@corpus]
+        [RbConfig.ruby, @program, *@options, *@target, *flags, *@corpus]
       rescue ArgumentError
         raise CLI::UsageError, "-seed and -max_total_time take whole numbers"
       end

@@ -3,29 +3,38 @@
 require "open3"
 require "rbconfig"
 require "fileutils"
+require "digest/sha1"
 require_relative "../exit_status"
 require_relative "command_options"
+require_relative "../findings/store"
 
 module Ruzzy
   # `ruzzy ci`: fuzzes every fuzz test of a project for a fixed time each and
   # prints a summary; exits 77 when any of them found something.
   #
   # Fuzz tests are found in test/ and spec/ (or the paths given): files named
-  # *_test.rb, test_*.rb or *_spec.rb that mention fuzz_test. Each runs in its
-  # own process (`ruzzy run-test FILE NAME -max_total_time=N`), writing new
-  # corpus entries and crash files into its corpus directory and its output
-  # to LOG_DIR/<slug>.log. `lib/` is on the load path, as with `rake test`.
+  # *_test.rb, test_*.rb or *_spec.rb that mention fuzz_test. Each runs as a
+  # campaign (`ruzzy --findings=LOG_DIR/findings/<file_test> run-test FILE NAME
+  # -max_total_time=N`: every finding recorded, grouped, fuzzing goes on),
+  # writing new corpus entries into its corpus directory, the smallest input
+  # of each group there too (as crash-<sha1>, so the ordinary test run
+  # replays it), and its output to LOG_DIR/<slug>.log. With
+  # --stop-at-first, the first finding ends the test's run. `lib/` is on
+  # the load path, as with `rake test`.
   class CI
     USAGE = <<~TEXT.freeze
-      Usage: ruzzy ci [--seconds=N] [--log-dir=DIR] [PATH...] [-- LIBFUZZER_FLAGS]
+      Usage: ruzzy ci [--seconds=N] [--log-dir=DIR] [--stop-at-first] [PATH...] [-- LIBFUZZER_FLAGS]
 
       Runs every fuzz test (fuzz_test in Minitest or RSpec files under PATH,
       default test/ and spec/) for N seconds (default 60) and prints a summary.
+      Every finding is recorded, grouped by bug, in DIR/findings/<test>/ (see
+      ruzzy findings) and fuzzing goes on; --stop-at-first ends a test's run
+      at its first finding instead.
       Exit status: #{EXIT_OK} when nothing was found, #{EXIT_FINDING} when a fuzz test found a bug,
       #{EXIT_HARNESS_ERROR} when a fuzz test could not run.
     TEXT
     Test = Struct.new(:name, :file)
-    Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after)
+    Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after, :groups)
 
     def initialize(argv, out:, err:, program:)
       @argv = argv.dup
@@ -35,6 +44,7 @@ module Ruzzy
       @seconds = 60
       @log_dir = "ruzzy-ci-logs"
       @flags = []
+      @keep_going = true
     end
 
     def run
@@ -63,6 +73,7 @@ module Ruzzy
         @seconds = seconds
       end
       parser.on("--log-dir=DIR") { |dir| @log_dir = dir }
+      parser.on("--stop-at-first") { @keep_going = false }
       return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
 
       candidates(@argv.empty? ? %w[test spec].select { |dir| File.directory?(dir) } : @argv)
@@ -97,11 +108,26 @@ module Ruzzy
       log = File.join(@log_dir, "#{FuzzTest.slug(test.name)}.log")
       corpus = corpus_of(test)
       before = count_files(corpus)
-      command = [RbConfig.ruby, @program, "run-test", test.file, test.name, "-max_total_time=#{@seconds}", *@flags]
+      findings = File.join(@log_dir, "findings", FuzzTest.slug("#{relative(test.file)} #{test.name}"))
+      FileUtils.rm_rf(findings)
+      campaign = @keep_going ? ["--findings=#{findings}"] : []
+      command = [RbConfig.ruby, @program, *campaign, "run-test", test.file, test.name, "-max_total_time=#{@seconds}",
+                 *@flags]
       output, status = Open3.capture2e(environment, *command)
       File.write(log, output)
+      groups = @keep_going ? keep_as_examples(Findings::Store.new(findings).groups, corpus) : []
       Result.new(test, status.exitstatus, log, finding_of(output), output[/Test unit written to (\S+)/, 1],
-                 before, count_files(corpus))
+                 before, count_files(corpus), groups)
+    end
+
+    # Copies each group's input into +corpus+ as crash-<sha1>, where the
+    # ordinary test run replays it; returns +groups+.
+    def keep_as_examples(groups, corpus)
+      groups.each do |group|
+        input = File.binread(group.input_path)
+        FileUtils.mkdir_p(corpus)
+        File.binwrite(File.join(corpus, "crash-#{Digest::SHA1.hexdigest(input)}"), input)
+      end
     end
 
     def corpus_of(test)
@@ -136,12 +162,23 @@ module Ruzzy
       when EXIT_OK
         @out.puts "  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"
       when EXIT_FINDING
-        @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"
-        @out.puts "         input: #{relative(result.artifact)}" if result.artifact
-        @out.puts "         it now fails as a regression example in the ordinary test run"
+        report_finding(where, result)
       else
         @out.puts "  ERROR  #{where}: exit status #{result.status.inspect}, see #{result.log}"
       end
+    end
+
+    def report_finding(where, result)
+      if result.groups.empty?
+        @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"
+        @out.puts "         input: #{relative(result.artifact)}" if result.artifact
+        @out.puts "         it now fails as a regression example in the ordinary test run"
+        return
+      end
+      @out.puts "  FOUND  #{where}: #{result.groups.size} bug(s), #{result.groups.sum(&:findings)} finding(s)"
+      result.groups.each { |group| @out.puts "         #{group.name}: #{group.title}" }
+      @out.puts "         each now fails as a regression example in the ordinary test run; " \
+                "ruzzy findings #{relative(File.dirname(result.groups.first.dir))} shows them"
     end
 
     def relative(path)

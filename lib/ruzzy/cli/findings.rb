@@ -84,7 +84,7 @@ module Ruzzy
           verdict = if status.success? then "passes now"
                     elsif identity.group == group.name then "reproduced"
                     else
-                      "fails differently: #{identity.group} #{identity.title}"
+                      "fails differently: #{identity.group} #{identity.title}#{excerpt(identity, output)}"
                     end
           @out.puts format("%-10<outcome>s %-22<group>s %<verdict>s", outcome: status.success? ? "ok" : "FAILS",
                                                                       group: group.name, verdict:)
@@ -130,8 +130,15 @@ module Ruzzy
       # Runs the campaign's harness on +input+ with +flags+; returns its
       # output (standard error and output) and status.
       def run_input(input, flags)
-        Open3.capture2e({ Campaign::ENV_FINDINGS_DIR => nil }, *command, *flags, File.expand_path(input),
+        environment = campaign.fetch("environment", {}).merge(Campaign::ENV_FINDINGS_DIR => nil)
+        Open3.capture2e(environment, *command, *flags, File.expand_path(input),
                         chdir: campaign.fetch("directory", Dir.pwd))
+      end
+
+      # The first lines of +output+ when it holds no report (the harness did
+      # not even run).
+      def excerpt(identity, output)
+        identity.kind == "crash" ? "\n#{output.lines.first(8).join}" : ""
       end
 
       # The campaign's -timeout, if it had one.

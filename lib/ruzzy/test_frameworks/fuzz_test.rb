@@ -96,11 +96,14 @@ module Ruzzy
 
     # Fuzzes +definition+ (never returns): corpus and artifacts go to its
     # directory; libFuzzer flags come from the command line. The block runs
-    # in +receiver+ (a test instance, so assertions work).
+    # in +receiver+ (a test instance, so assertions work). Input files on
+    # the command line are run instead (a finding replayed).
     def fuzz!(definition, receiver)
       require "ruzzy"
       FileUtils.mkdir_p(definition.corpus)
-      args = [$PROGRAM_NAME, "-artifact_prefix=#{definition.corpus}/", *Ruzzy::DEFAULT_ARGS.drop(1), definition.corpus]
+      given = Ruzzy::DEFAULT_ARGS.drop(1)
+      replaying = given.any? { |word| !word.start_with?("-") && File.file?(word) }
+      args = [$PROGRAM_NAME, "-artifact_prefix=#{definition.corpus}/", *given, *(replaying ? [] : [definition.corpus])]
       block = definition.block
       target = lambda do |data|
         receiver.instance_exec(data, &block)

@@ -1,0 +1,38 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# A campaign on a target with three distinct bugs, one of each kind that
+# matters: a Ruby exception (recorded in-process), a hang in Ruby code and
+# a heap-buffer-overflow in an AddressSanitizer-built C extension (each
+# ends a worker). One run must find all three, as three groups.
+class TestCampaignSearch < Minitest::Test
+  FAULTS = File.join(FIXTURES, "c_ext", "faults.c")
+
+  def test_one_campaign_finds_an_exception_a_hang_and_a_memory_error
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      build_c_extension(dir, FAULTS, sanitize: "address")
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        Ruzzy.fuzz(lambda do |data|
+          Faults.overflow(data)
+          raise ArgumentError, "bad header" if data.start_with?("EX")
+          loop { data.hash } if data.start_with?("HANG")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--sanitizer=address", "--keep-going", "harness.rb", "-seed=1", "-timeout=2",
+                     "-max_total_time=120", chdir: dir)
+      assert_exit 77, result
+      assert_match(/in 3 group\(s\)/, result.stderr)
+      listing = ruzzy("findings", chdir: dir)
+      assert_match(/^\s+asan-\h+ .*heap-buffer-overflow in faults_overflow \(faults\.c\)/, listing.stdout)
+      assert_match(/^\s+exception-\h+ .*ArgumentError: bad header/, listing.stdout)
+      assert_match(/^\s+timeout-\h+ .*timeout in <top> \(harness\.rb\)/, listing.stdout)
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_equal 3, replay.stdout.scan(/ reproduced$/).size, replay.stdout
+    end
+  end
+end
