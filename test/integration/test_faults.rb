@@ -87,6 +87,19 @@ class TestFaults < Minitest::Test
     end
   end
 
+  # libFuzzer checks for a timeout every -timeout/2+1 seconds (at 10 s for
+  # -timeout=8); ruzzy's alarm checks every second.
+  def test_a_timeout_is_reported_within_a_second_of_it
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { sleep(1000) if data.start_with?('H'); nil })")
+      File.write(File.join(dir, "hang"), "H")
+      result = ruzzy("harness.rb", "-timeout=8", "hang", chdir: dir)
+      assert_exit 70, result
+      seconds = result.stderr[/ALARM: working on the last Unit for (\d+) seconds/, 1]
+      assert_includes [8, 9], seconds.to_i, result.stderr
+    end
+  end
+
   # Hangs of every kind end in a timeout report with the Ruby backtrace:
   # Ruby's own when the target comes back to Ruby (sleep, GC-heavy code, a
   # regular expression, which checks for interrupts), frames read from the

@@ -50,6 +50,20 @@ class TestSanitizers < Minitest::Test
     end
   end
 
+  def test_a_segfault_under_asan_keeps_the_ruby_backtrace
+    in_tmpdir do |dir|
+      build_c_extension(dir, FAULTS, sanitize: "address")
+      write_harness(dir, "require_relative 'faults'\ndef parse(data) = Faults.segv(data)\n" \
+                         "Ruzzy.fuzz(->(data) { parse(data); nil })")
+      File.write(File.join(dir, "input"), "S")
+      result = ruzzy("--sanitizer=address", "harness.rb", "input", chdir: dir)
+      assert_exit 77, result
+      assert_match(/ERROR: libFuzzer: deadly signal\n==ruzzy== Ruby backtrace of the fuzz target/, result.stderr)
+      assert_match(/harness\.rb:\d+:in [`'](?:Object#)?parse'/, result.stderr)
+      assert_match(/#\d+ 0x\h+ in faults_segv .*faults\.c/, result.stderr, "the native stack follows")
+    end
+  end
+
   def test_user_sanitizer_options_override_the_defaults
     in_tmpdir do |dir|
       result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,

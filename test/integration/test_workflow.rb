@@ -72,6 +72,10 @@ class TestWorkflow < Minitest::Test
       replay = run_command("sh", "-c", reproduce, chdir: dir)
       assert_exit 77, replay
       assert_match(/KeyError: bad key/, replay.stderr)
+      FileUtils.mv(File.join(dir, reproduce[/found-crash-\h{40}\z/]), File.join(dir, "saved input"))
+      again = ruzzy("harness.rb", "saved input", chdir: dir)
+      assert_match(/==ruzzy== Reproduce: .*ruzzy harness\.rb saved\\ input$/, again.stderr,
+                   "replaying a file names that file, not a crash file that was never written")
     end
   end
 

@@ -93,6 +93,12 @@ module Ruzzy
       LIBFUZZER_DEFAULT_TIMEOUT
     end
 
+    # The input files among the arguments (libFuzzer runs them instead of
+    # fuzzing).
+    def input_files
+      @words.drop(1).reject { |word| word.start_with?("-") }.select { |word| File.file?(word) }
+    end
+
     # Whether libFuzzer will run child processes instead of the target.
     def runs_children?
       PARENT_FLAGS.any? do |name|

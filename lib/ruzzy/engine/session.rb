@@ -104,6 +104,16 @@ module Ruzzy
       (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind, sha1, exact:)
     end
 
+    # The input file on the command line that holds +input+, or nil (the
+    # input was generated: its artifact is written).
+    def input_file(input)
+      (@libfuzzer_args&.input_files || []).find do |path|
+        File.size(path) == input.bytesize && File.binread(path) == input
+      rescue SystemCallError
+        false
+      end
+    end
+
     # The shell command that starts this harness again (libFuzzer's argv[0]).
     def command_line
       Relaunch.shell(Relaunch.prefix(DEFAULT_ARGS.drop(1)))

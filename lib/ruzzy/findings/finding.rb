@@ -176,10 +176,13 @@ module Ruzzy
       ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
     end
 
-    # The commands that reproduce and minimise the finding.
+    # The commands that reproduce and minimise the finding: with the input
+    # file given on the command line, or else the crash file libFuzzer
+    # writes next.
     def reproduction(input)
       require "digest/sha1"
-      artifact = Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      artifact = Ruzzy.session.input_file(input) ||
+                 Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
       command = Ruzzy.session.command_line
       "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
         "==ruzzy== Minimise:  #{command} -minimize_crash=1 -runs=100000 #{artifact.shellescape}\n"

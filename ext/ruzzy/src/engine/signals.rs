@@ -25,6 +25,8 @@
 //!     target does not come back to Ruby within [`GRACE_SECS`] (C code: a
 //!     regular expression on Ruby 3.1, a C extension), the frames are read
 //!     without Ruby's help (async-signal-safe) and the report follows.
+//!     The alarm comes every second (libFuzzer's period is half the
+//!     timeout), so a timeout is reported within a second of `-timeout`.
 //!
 //! Invariants: every handler here is async-signal-safe up to the point
 //! where the process is about to die; handlers are installed once and
@@ -39,6 +41,9 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 /// How long a timed-out target may take to reach a safe point, where Ruby
 /// prints its backtrace, before the frames are read without Ruby's help.
 const GRACE_SECS: u32 = 1;
+
+/// How often the alarm checks whether the input has run past `-timeout`.
+const TIMEOUT_CHECK_SECS: libc::time_t = 1;
 
 /// The timeout report: not started, or waiting for Ruby's safe point.
 const TIMEOUT_IDLE: u8 = 0;
@@ -179,6 +184,9 @@ fn adopt() {
         }
     }
     wrap(libc::SIGALRM, ALARM, on_alarm);
+    if LIBFUZZER[ALARM].get().is_some() {
+        arm_timeout_timer();
+    }
 }
 
 /// Installs `handler` for `signal` in front of the current (libFuzzer's)
@@ -283,7 +291,7 @@ fn finish_timeout() {
         return;
     }
     if !(target_state::timed_out() && target_state::running_here()) {
-        restore_libfuzzer_timer();
+        arm_timeout_timer();
         return;
     }
     if target_state::claim_report() {
@@ -300,14 +308,16 @@ fn finish_timeout() {
     }
 }
 
-/// libFuzzer's own timer: every `-timeout / 2 + 1` seconds.
-fn restore_libfuzzer_timer() {
-    let timeout = target_state::timeout_secs();
-    if timeout == 0 {
+/// The alarm that checks for a timeout: every second. libFuzzer's own
+/// period, `-timeout / 2 + 1` seconds, reports a hang anywhere up to half
+/// the timeout late (a 25 s timeout at 38 s); with this one, within a
+/// second of it.
+fn arm_timeout_timer() {
+    if target_state::timeout_secs() == 0 {
         return;
     }
     let period = libc::timeval {
-        tv_sec: (timeout / 2 + 1) as libc::time_t,
+        tv_sec: TIMEOUT_CHECK_SECS,
         tv_usec: 0,
     };
     let timer = libc::itimerval {

@@ -92,14 +92,23 @@ pub fn print() -> bool {
     true
 }
 
+/// The preload's printer: the kept frames instead of the native stack, or
+/// (a native crash) the running target's Ruby backtrace before it.
 extern "C" fn print_for_preload() -> c_int {
-    c_int::from(print())
+    if print() {
+        return 1;
+    }
+    crate::engine::target_state::print_ruby_backtrace(
+        crate::findings::symbolize::BACKTRACE_HEADLINE,
+    );
+    0
 }
 
-/// Hands [`print`] to a sanitizer preload built by ruzzy, whose libFuzzer
-/// then prints the kept frames instead of the native stack. A preload
-/// without the hook (an older build, another tool's) keeps printing
-/// native frames.
+/// Hands [`print_for_preload`] to a sanitizer preload built by ruzzy, whose
+/// libFuzzer then prints the kept frames instead of the native stack, and
+/// the Ruby backtrace above the native stack of a crash in C code. A
+/// preload without the hook (an older build, another tool's) keeps
+/// printing native frames only.
 pub fn register_with_preload() {
     type SetPrinter = unsafe extern "C" fn(extern "C" fn() -> c_int);
     if let Some(set) = dl::lookup(c"ruzzy_preload_set_frame_printer") {

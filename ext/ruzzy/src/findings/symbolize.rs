@@ -78,10 +78,12 @@ pub extern "C" fn ruzzy_print_stack_trace() {
     if crate::findings::crash_frames::print() {
         return;
     }
-    target_state::print_ruby_backtrace(
-        "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n",
-    );
+    target_state::print_ruby_backtrace(BACKTRACE_HEADLINE);
 }
+
+/// The line above the running target's Ruby backtrace after a crash.
+pub const BACKTRACE_HEADLINE: &str =
+    "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n";
 
 #[cfg(test)]
 mod tests {
