@@ -29,7 +29,7 @@ class TestCampaign < Minitest::Test
       titles = groups.map { |group| group[:title] }.sort
       assert_equal ["KeyError: bad key", "RangeError: bad body", "TypeError: bad header"], titles
       assert(groups.any? { |group| group[:findings] > 1 }, "fuzzing went on after the first finding")
-      assert_match(/ruzzy: \d+ finding\(s\) in 3 group\(s\), in ruzzy-findings\//, result.stderr)
+      assert_match(%r{ruzzy: \d+ finding\(s\) in 3 group\(s\), in ruzzy-findings/}, result.stderr)
       assert_match(/NEW  exception-\h{10} \(exception\): TypeError: bad header/, result.stderr)
       assert_empty artifacts(dir), "no crash file outside the findings directory"
       assert File.directory?(File.join(dir, "ruzzy-findings", "corpus")), "a corpus kept for the next worker"
