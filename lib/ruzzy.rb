@@ -55,7 +55,9 @@ module Ruzzy
   DEFAULT_TIMEOUT = 25
 
   # Flags ruzzy adds to libFuzzer's argument list unless already given.
-  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}"].freeze
+  # -print_funcs=0: every instrumented line is a "function" to libFuzzer,
+  # whose NEW_FUNC lines would only repeat what -print_coverage shows.
+  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}", "-print_funcs=0"].freeze
 
   module_function
 

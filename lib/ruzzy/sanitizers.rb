@@ -41,6 +41,16 @@ module Ruzzy
     module_function
 
     # The directory holding ruzzy's native files.
+    # libFuzzer's -detect_leaks for this process: off (it would only print
+    # that it gave up: Ruby holds on to memory it never frees) unless
+    # ASAN_OPTIONS or LSAN_OPTIONS asks for leak detection.
+    def leak_flags
+      wanted = %w[ASAN_OPTIONS LSAN_OPTIONS].any? do |name|
+        ENV.fetch(name, "").split(/[:\s]/).grep(/\Adetect_leaks=/).last == "detect_leaks=1"
+      end
+      wanted ? [] : ["-detect_leaks=0"]
+    end
+
     def native_dir
       Native.dir || __dir__
     end

@@ -62,7 +62,7 @@ module Ruzzy
       end
       hook_groups = CompareHooks.groups(compare_hooks)
       detectors = Detectors.select(detectors)
-      args = LibFuzzerArgs.validate(args).with_defaults(DEFAULT_FLAGS)
+      args = LibFuzzerArgs.validate(args).with_defaults(DEFAULT_FLAGS + Sanitizers.leak_flags)
       @expected = ExpectedExceptions.new(ignore) + @ignore
       throw(:ruzzy_capture_target, Capture.new(target, @expected)) if @capturing
 

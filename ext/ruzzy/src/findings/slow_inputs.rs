@@ -7,7 +7,9 @@
 //! `Ruzzy::Finding.report_slow_input` and kept as `slow-unit-<sha1>`, as
 //! libFuzzer keeps inputs slower than `-report_slow_units` (10 s by default,
 //! in whole seconds: too coarse for inputs that normally take microseconds).
-//! It is not a crash: fuzzing goes on.
+//! It is not a crash: fuzzing goes on. A slow input is run once more first
+//! and reported only if it is slow again (code loaded on first use is a
+//! one-time cost, not a denial of service).
 //!
 //! Invariants: the per-input cost is two clock reads and one increment; only
 //! the thread that runs the target touches the state (the GVL holder).
@@ -70,13 +72,18 @@ fn slow(ns: u64) -> Option<u64> {
     if ns < median.saturating_mul(SLOW_FACTOR) || ns * 10 <= slowest * 11 {
         return None;
     }
-    SLOWEST_REPORTED_NS.store(ns, Ordering::Relaxed);
     Some(median)
+}
+
+/// Whether a second run of a slow input, `ns` long, is slow too.
+pub fn slow_again(ns: u64, median_ns: u64) -> bool {
+    ns >= MIN_SLOW_NS && ns >= median_ns.saturating_mul(SLOW_FACTOR)
 }
 
 /// Reports `input` (which took `ns`, against a median of `median_ns`)
 /// through Ruby. Never raises; a failure to report is only printed.
 pub fn report(input: &[u8], ns: u64, median_ns: u64) {
+    SLOWEST_REPORTED_NS.store(ns, Ordering::Relaxed);
     // We hold the GVL: the target just returned on this thread.
     let reported = rb::protect(|ruby| {
         let args = [
@@ -116,7 +123,11 @@ mod tests {
         assert!((8_192..16_384).contains(&median), "{median}");
         assert_eq!(record(1_000_000), None, "fast in absolute terms");
         assert_eq!(record(MIN_SLOW_NS), Some(median));
+        assert_eq!(record(MIN_SLOW_NS), Some(median), "not reported yet");
+        SLOWEST_REPORTED_NS.store(MIN_SLOW_NS, Ordering::Relaxed);
         assert_eq!(record(MIN_SLOW_NS), None, "not slower than the last report");
         assert_eq!(record(MIN_SLOW_NS * 2), Some(median));
+        assert!(slow_again(MIN_SLOW_NS, median));
+        assert!(!slow_again(MIN_SLOW_NS / 2, median), "fast the second time");
     }
 }
