@@ -25,7 +25,7 @@ class TestCov < Minitest::Test
     in_tmpdir do |dir|
       result = cov(dir, HELLO, CORPUS)
       assert_exit 0, result
-      summary = %r{ruzzy cov: 4 inputs \(0 raised, 0 crashed the process\); \d+ files; lines \d+/\d+ \(\d+\.\d%\)}
+      summary = %r{ruzzy cov: 4 inputs \(0 raised, 0 crashed the process\); \d+ files of your code \(--all for every file\); lines \d+/\d+ \(\d+\.\d%\)}
       assert_match(summary, result.stdout)
       %w[index.html lcov.info .resultset.json].each { |file| assert File.file?(File.join(dir, "report", file)), file }
       ours = resultset(dir).fetch(HELLO_LIB)
@@ -79,6 +79,69 @@ class TestCov < Minitest::Test
       assert_match(%r{crashed the process: .*/corpus/2-crash}, result.stdout)
       lines = resultset(dir).fetch(File.join(dir, "harness.rb"))["lines"]
       assert_equal 2, lines[1], "both surviving inputs reached classify"
+    end
+  end
+
+  def test_a_corpus_of_an_asan_built_extension_is_replayed_with_the_preload
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      build_c_extension(dir, FAULTS, sanitize: "address")
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        def classify(data)
+          data.start_with?("a") ? :a : :other
+        end
+        Ruzzy.fuzz(->(data) { Faults.overflow(data); classify(data); nil })
+      RUBY
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      { "1-a" => "apple", "2-overflow" => "OVER", "3-b" => "banana" }.each do |name, data|
+        File.write(File.join(corpus, name), data)
+      end
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 0, result
+      assert_match(/built with a sanitizer \(undefined symbol: __\w+\); replaying with --sanitizer=address/,
+                   result.stderr)
+      assert_match(/3 inputs \(0 raised, 1 crashed the process\)/, result.stdout)
+      assert_match(%r{crashed the process: .*/corpus/2-overflow: .*AddressSanitizer: heap-buffer-overflow},
+                   result.stdout)
+      assert_equal 2, resultset(dir).fetch(File.join(dir, "harness.rb"))["lines"][3], "both other inputs"
+    end
+  end
+
+  def test_a_replay_where_every_input_crashes_fails_with_the_reason
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { Process.kill(:SEGV, Process.pid) })")
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      File.write(File.join(corpus, "a"), "a")
+      File.write(File.join(corpus, "b"), "b")
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 1, result
+      assert_match(%r{ruzzy cov: every input \(2\) crashed the process; the first, .*/corpus/a, ended with:},
+                   result.stderr)
+      refute File.exist?(File.join(dir, "report", "index.html")), "no report that would say nothing"
+    end
+  end
+
+  def test_a_harness_that_fails_to_load_fails_the_replay
+    in_tmpdir do |dir|
+      write_harness(dir, "require 'no_such_library'")
+      File.write(File.join(dir, "input"), "x")
+      result = cov(dir, "harness.rb", "input")
+      assert_exit 1, result
+      assert_match(/ruzzy cov: the harness failed before replaying any input:\n.*no_such_library/m, result.stderr)
+    end
+  end
+
+  def test_the_report_shows_the_users_code_unless_asked_for_more
+    in_tmpdir do |dir|
+      write_harness(dir, "require 'ipaddr'\nRuzzy.fuzz(->(data) { IPAddr.new(data) rescue nil; nil })")
+      File.write(File.join(dir, "input"), "10.0.0.1")
+      assert_exit 0, cov(dir, "harness.rb", "input")
+      assert_equal [File.join(dir, "harness.rb")], resultset(dir).keys
+      assert_exit 0, cov(dir, "--all", "harness.rb", "input")
+      assert(resultset(dir).keys.any? { |path| path.end_with?("/ipaddr.rb") }, "--all: Ruby's ipaddr too")
     end
   end
 

@@ -6,6 +6,8 @@ require "tmpdir"
 require "fileutils"
 require_relative "command_options"
 require_relative "../own_files"
+require_relative "../exit_status"
+require_relative "../sanitizers"
 require_relative "cov/report"
 
 module Ruzzy
@@ -18,14 +20,29 @@ module Ruzzy
   # the next input in a new process. Writes an HTML report, lcov.info and a
   # SimpleCov-compatible .resultset.json into DIR, and prints a summary.
   module Cov
-    USAGE = <<~TEXT
-      Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]...
-                       [-o REPORT_DIR] HARNESS.rb CORPUS_DIR_OR_FILE...
+    USAGE = <<~TEXT.freeze
+      Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]... [--all]
+                       [--sanitizer=NAME] [-o REPORT_DIR] HARNESS.rb CORPUS_DIR_OR_FILE...
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
       (default coverage-report/): index.html, lcov.info, .resultset.json.
-      Patterns as for fuzzing: "/prefix" or a substring of the path.
+      The report shows your code: files outside installed gems and Ruby's
+      own library, unless --include=PATTERN names others ("/prefix" or a
+      substring of the path, as for fuzzing) or --all asks for every file.
+      A C extension built with a sanitizer is replayed with that sanitizer
+      preloaded (--sanitizer=NAME, or found out when the extension will not
+      load without it).
+      Exit status: #{EXIT_OK} with a report, #{EXIT_HARNESS_ERROR} when the harness could not run or
+      every input crashed the process, #{EXIT_USAGE} for usage errors.
     TEXT
+
+    # The replay could not produce a report (the harness does not load,
+    # every input kills the process).
+    class ReplayError < StandardError; end
+
+    # Symbols a sanitizer-built extension needs from a preload: the
+    # extension will not load without one.
+    SANITIZER_SYMBOL = /undefined symbol: (?:__asan_|__sancov_|__sanitizer_cov_|__ubsan_)/
 
     # The outcome of a replay.
     Replay = Struct.new(:inputs, :coverage, :first_hits, :raised, :crashed, keyword_init: true)
@@ -35,25 +52,31 @@ module Ruzzy
       # The child process's script (it loads the harness and replays).
       REPLAY_SCRIPT = File.expand_path("cov/replay.rb", __dir__)
 
-      def initialize(argv, out:, err:)
+      # +sanitizer+: the sanitizer ruzzy's own --sanitizer named, if any.
+      def initialize(argv, out:, err:, sanitizer: nil)
         @argv = argv.dup
         @out = out
         @err = err
         @output = "coverage-report"
-        @patterns = { include: [], exclude: [] }
+        @patterns = { include: [], exclude: [], all: false }
         @load_path = []
+        @sanitizer = sanitizer
       end
 
       def run
         harness, sources = parse
-        return 0 unless harness
+        return EXIT_OK unless harness
 
         inputs = corpus_files(sources)
         replay = replay_all(harness, inputs)
+        check(replay)
         report = Report.new(replay, filter_description)
         report.write(@output)
         @out.puts report.summary(@output)
-        0
+        EXIT_OK
+      rescue ReplayError => e
+        @err.puts "ruzzy cov: #{e.message}"
+        EXIT_HARNESS_ERROR
       end
 
       private
@@ -62,6 +85,8 @@ module Ruzzy
         parser = CommandOptions.parser("ruzzy cov")
         parser.on("-o REPORT_DIR") { |dir| @output = dir }
         CommandOptions.coverage_patterns(parser, @patterns)
+        parser.on("--all") { @patterns[:all] = true }
+        CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
         CommandOptions.load_path(parser) { |dir| @load_path << dir }
         return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
 
@@ -82,6 +107,23 @@ module Ruzzy
 
       def filter_description
         @patterns
+      end
+
+      # A report where every input killed the replay says nothing about
+      # the code: the reason is the report.
+      def check(replay)
+        return unless !replay.inputs.empty? && replay.crashed.size == replay.inputs.size
+
+        path, why = replay.crashed.first
+        raise ReplayError, "every input (#{replay.inputs.size}) crashed the process; the first, #{path}, " \
+                           "ended with:\n#{why}"
+      end
+
+      # The environment of a replay child: the sanitizer preload, if any.
+      def child_environment
+        return {} unless @sanitizer
+
+        Sanitizers.preload_environment(Sanitizers.path!(@sanitizer))
       end
 
       # Replays +inputs+ in as many child processes as crashes require.
@@ -107,20 +149,45 @@ module Ruzzy
         File.write(list, pending.map { |index, path| "#{index}\t#{path}\n" }.join)
         command = [RbConfig.ruby, "-I#{LIB_DIR}", *@load_path.map { |dir| "-I#{dir}" }, REPLAY_SCRIPT, harness, list,
                    status, dump, JSON.generate(filter_description)]
-        _, errors, process = Open3.capture3(*command)
+        _, errors, process = Open3.capture3(child_environment, *command)
         finished = absorb(status, dump, replay, pending)
         return finished if process.success? || finished.size == pending.size
+        return run_child(harness, pending, work, replay) if !ready?(status) && preload_needed?(errors)
 
         finished << crashed(status, pending, finished, errors, replay)
       end
 
+      # Whether the child loaded the harness (and went on to the inputs).
+      def ready?(status)
+        File.exist?(status) && File.foreach(status).any? { |line| line.start_with?("READY") }
+      end
+
+      # Whether the harness failed to load for want of a sanitizer preload
+      # that is not there yet: then AddressSanitizer's is arranged.
+      def preload_needed?(errors)
+        return false if @sanitizer || !errors.match?(SANITIZER_SYMBOL)
+
+        @sanitizer = "address"
+        @err.puts "ruzzy cov: the harness loads an extension built with a sanitizer " \
+                  "(#{errors[SANITIZER_SYMBOL]}); replaying with --sanitizer=address"
+        true
+      end
+
       # Records the input that killed a child; returns its index.
       def crashed(status, pending, finished, errors, replay)
-        crasher = started_not_finished(status) || pending.find { |index, _| !finished.include?(index) }&.first
-        raise CLI::UsageError, "ruzzy cov: the replay failed before any input:\n#{errors}" if crasher.nil?
+        raise ReplayError, "the harness failed before replaying any input:\n#{errors.strip}" unless ready?(status)
 
-        replay.crashed << [replay.inputs[crasher], errors.lines.last(3).join.strip]
+        crasher = started_not_finished(status) || pending.find { |index, _| !finished.include?(index) }.first
+        replay.crashed << [replay.inputs[crasher], crash_reason(errors)]
         crasher
+      end
+
+      # The lines of a dead child's output that say why: a sanitizer's or
+      # Ruby's report headline, or else the last lines.
+      def crash_reason(errors)
+        errors.lines.grep(/ERROR: |runtime error: |\[BUG\]|Segmentation fault/).first(2).join.strip.then do |reason|
+          reason.empty? ? errors.lines.last(3).join.strip : reason
+        end
       end
 
       def absorb(status, dump, replay, pending)

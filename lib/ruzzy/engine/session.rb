@@ -138,14 +138,20 @@ module Ruzzy
       args
     end
 
+    public
+
     # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
-    # leaves behind whenever Ruby raises (see ext/ruzzy/src/findings/sanitizer_stack.rs).
+    # leaves behind whenever Ruby raises (see
+    # ext/ruzzy/src/findings/sanitizer_stack.rs). Fuzzing arranges it;
+    # `ruzzy cov`'s replay calls it too.
     def clear_stack_poisoning_on_raise
       return unless Ruzzy::Native._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
 
       @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
       warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
     end
+
+    private
 
     def run_driver(target, args, mutator, crossover)
       status = Ruzzy::Native._fuzz(target, args, !@expected.empty?, mutator, crossover)

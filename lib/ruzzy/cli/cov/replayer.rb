@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "coverage"
+require "rbconfig"
 require_relative "../../own_files"
 
 module Ruzzy
@@ -14,11 +15,22 @@ module Ruzzy
     class Replayer
       # The paths a replay reports: those the include and exclude patterns
       # of +spec+ let fuzzing instrument (the native coverage's own rules),
-      # never ruzzy's own files.
+      # never ruzzy's own files; without include patterns (or "all"), only
+      # the user's code: no file of an installed gem or of Ruby's library.
       def self.filter(spec)
+        libraries = spec["include"].empty? && !spec["all"] ? library_dirs : []
         lambda { |path|
-          !path.start_with?(OWN_FILES) && Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
+          !path.start_with?(OWN_FILES, *libraries) &&
+            Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
         }
+      end
+
+      # Where installed gems and Ruby's own library live.
+      def self.library_dirs
+        config = RbConfig::CONFIG
+        gems = Gem.path.map { |dir| "#{File.expand_path(dir)}/" }
+        ruby = config.values_at("rubylibprefix", "sitedir", "vendordir").compact.reject(&:empty?)
+        (gems + ruby.map { |dir| "#{dir}/" } + ["<internal:"]).uniq
       end
 
       def initialize(harness:, inputs:, status:, dump:, filter:)
@@ -35,8 +47,10 @@ module Ruzzy
         capture = Ruzzy.session.capture { load @harness }
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
 
+        Ruzzy.session.clear_stack_poisoning_on_raise
         File.open(@status, "a") do |status|
           status.sync = true
+          status.puts "READY"
           @inputs.each_with_index { |(index, path), position| replay(capture, status, index, path, position) }
         end
         0

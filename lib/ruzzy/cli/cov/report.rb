@@ -57,11 +57,17 @@ module Ruzzy
         arms = totals.sum(&:branches)
         taken = totals.sum(&:covered_branches)
         text = +"ruzzy cov: #{@replay.inputs.size} inputs (#{@replay.raised.size} raised, " \
-                "#{@replay.crashed.size} crashed the process); #{@files.size} files; " \
+                "#{@replay.crashed.size} crashed the process); #{@files.size} files#{scope}; " \
                 "lines #{covered}/#{lines} (#{percent(covered, lines)}), " \
                 "branches #{taken}/#{arms} (#{percent(taken, arms)})\n"
         @replay.crashed.each { |path, why| text << "  crashed the process: #{path}: #{why.lines.first&.strip}\n" }
         text << "ruzzy cov: report in #{File.join(dir, "index.html")}, lcov.info and .resultset.json"
+      end
+
+      # Which files the report shows, when that is not what was asked for
+      # explicitly.
+      def scope
+        @filter[:include].empty? && !@filter[:all] ? " of your code (--all for every file)" : ""
       end
 
       def lcov
