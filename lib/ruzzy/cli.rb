@@ -176,7 +176,7 @@ module Ruzzy
       io = { out: @out, err: @err }
       if subcommand?(word, "ci") then CI.new(args, **io, program: @program)
       elsif subcommand?(word, "oss-fuzz-build") then OssFuzz.new(args, **io)
-      elsif subcommand?(word, "cov") then Cov::Command.new(args, **io, sanitizer: @sanitizer)
+      elsif subcommand?(word, "cov") then Cov::Command.new(args, **io, sanitizer: @sanitizer, program: @program)
       elsif subcommand?(word, "findings") then Findings::Command.new(args, **io)
       end
     end

@@ -107,6 +107,11 @@ class TestCov < Minitest::Test
       assert_match(%r{crashed the process: .*/corpus/2-overflow: .*AddressSanitizer: heap-buffer-overflow},
                    result.stdout)
       assert_equal 2, resultset(dir).fetch(File.join(dir, "harness.rb"))["lines"][3], "both other inputs"
+      assert_match(%r{^ruzzy cov: C: functions [1-9]\d*/\d+, edges [1-9]\d*/\d+$}, result.stdout)
+      html = File.read(File.join(dir, "report", "index.html"))
+      assert_match(%r{<tr class="covered"><td>faults_overflow</td><td>[^<]*faults\.c:\d+</td><td>[1-9]\d*/\d+</td>},
+                   html, "the extension's function the inputs reached, with its edges")
+      assert_match(%r{<tr class="uncovered"><td>faults_segv</td>}, html)
     end
   end
 

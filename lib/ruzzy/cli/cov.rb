@@ -9,6 +9,7 @@ require_relative "../own_files"
 require_relative "../exit_status"
 require_relative "../sanitizers"
 require_relative "cov/report"
+require_relative "cov/native_coverage"
 
 module Ruzzy
   # `ruzzy cov HARNESS.rb CORPUS... [-o DIR]`: what did the fuzzer reach?
@@ -52,8 +53,9 @@ module Ruzzy
       # The child process's script (it loads the harness and replays).
       REPLAY_SCRIPT = File.expand_path("cov/replay.rb", __dir__)
 
-      # +sanitizer+: the sanitizer ruzzy's own --sanitizer named, if any.
-      def initialize(argv, out:, err:, sanitizer: nil)
+      # +sanitizer+: the sanitizer ruzzy's own --sanitizer named, if any;
+      # +program+: the ruzzy command (it measures C coverage).
+      def initialize(argv, out:, err:, sanitizer: nil, program: "ruzzy")
         @argv = argv.dup
         @out = out
         @err = err
@@ -61,6 +63,7 @@ module Ruzzy
         @patterns = { include: [], exclude: [], all: false }
         @load_path = []
         @sanitizer = sanitizer
+        @program = program
       end
 
       def run
@@ -70,7 +73,7 @@ module Ruzzy
         inputs = corpus_files(sources)
         replay = replay_all(harness, inputs)
         check(replay)
-        report = Report.new(replay, filter_description)
+        report = Report.new(replay, filter_description, sections: [native_coverage(harness, replay)].compact)
         report.write(@output)
         @out.puts report.summary(@output)
         EXIT_OK
@@ -117,6 +120,16 @@ module Ruzzy
         path, why = replay.crashed.first
         raise ReplayError, "every input (#{replay.inputs.size}) crashed the process; the first, #{path}, " \
                            "ended with:\n#{why}"
+      end
+
+      # The C extension's coverage, when it was built with a sanitizer (and
+      # so with libFuzzer's instrumentation).
+      def native_coverage(harness, replay)
+        return nil unless @sanitizer
+
+        command = [RbConfig.ruby, File.expand_path(@program), "--sanitizer=#{@sanitizer}",
+                   *@load_path.flat_map { |dir| ["-I", dir] }, File.expand_path(harness)]
+        NativeCoverage.measure(command, replay.inputs - replay.crashed.map(&:first))
       end
 
       # The environment of a replay child: the sanitizer preload, if any.

@@ -26,12 +26,14 @@ module Ruzzy
 
       # +root+ is the project directory: the HTML report names files under it
       # relative to it (lcov.info and .resultset.json keep absolute paths,
-      # as the tools that read them expect).
-      def initialize(replay, filter, root: Dir.pwd)
+      # as the tools that read them expect). +sections+ add to the summary
+      # and the page (each has #summary and #html(shown)).
+      def initialize(replay, filter, root: Dir.pwd, sections: [])
         @replay = replay
         @filter = filter
         @files = replay.coverage.keys.sort
         @root = "#{File.expand_path(root)}/"
+        @sections = sections
       end
 
       # Per-file totals.
@@ -60,6 +62,7 @@ module Ruzzy
                 "#{@replay.crashed.size} crashed the process); #{@files.size} files#{scope}; " \
                 "lines #{covered}/#{lines} (#{percent(covered, lines)}), " \
                 "branches #{taken}/#{arms} (#{percent(taken, arms)})\n"
+        @sections.each { |section| text << "ruzzy cov: #{section.summary}\n" }
         @replay.crashed.each { |path, why| text << "  crashed the process: #{path}: #{why.lines.first&.strip}\n" }
         text << "ruzzy cov: report in #{File.join(dir, "index.html")}, lcov.info and .resultset.json"
       end
@@ -119,6 +122,7 @@ module Ruzzy
           <table class="files" id="files"><tr><th>file</th><th>lines</th><th>covered</th><th>%</th><th>branches</th><th>taken</th><th>%</th></tr>
           #{totals.each_with_index.map { |t, i| file_row(t, i) }.join("\n")}
           </table>
+          #{@sections.map { |section| section.html(method(:shown)) }.join("\n")}
           #{@files.each_with_index.map { |path, index| file_html(path, index) }.join("\n")}
           </body></html>
         HTML
