@@ -22,9 +22,10 @@ class TestFindings < Minitest::Test
         #0 0x7f0cffd3485f in faults_overflow /src/faults.c:58:24
         #1 0x7f0d0124952f  (/lib/x86_64-linux-gnu/libruby-3.1.so.3.1+0x24952f) (BuildId: 8627)
         #2 0x7f0d01253112 in rb_vm_exec (/lib/x86_64-linux-gnu/libruby-3.1.so.3.1+0x253112) (BuildId: 8627)
-        #3 0x7f0cfb6cd7e4 in ruzzy::rb::protect::trampoline::hb637 (.llvm.17083) ruzzy.6cde-cgu.0
-        #4 0x7f0d01257ccd in parse_document /src/parser.c:120:3
-        #5 0x7f0d01257cce in main (/usr/bin/ruby3.1+0x1150)
+        #3 0x7f98a7957a53 in ruby_nonempty_memcpy /usr/include/ruby-3.1.0/ruby/internal/memory.h:659:16
+        #4 0x7f0cfb6cd7e4 in ruzzy::rb::protect::trampoline::hb637 (.llvm.17083) ruzzy.6cde-cgu.0
+        #5 0x7f0d01257ccd in parse_document /src/parser.c:120:3
+        #6 0x7f0d01257cce in main (/usr/bin/ruby3.1+0x1150)
 
     0x602000058a32 is located 0 bytes to the right of 2-byte region
     allocated by thread T0 here:

@@ -18,10 +18,10 @@ module Ruzzy
         @status_shown = false
       end
 
-      # Prints the status line if it is due (or +force+).
-      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, force: false)
+      # Prints the status line if it is due.
+      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:)
         now = monotonic
-        return unless force || now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
+        return unless now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
 
         @last_status = now
         text = format("[%<time>s] %<executions>s execs (%<rate>s/s)  cov %<coverage>d  corpus %<corpus>d  " \

@@ -6,6 +6,7 @@ require "rbconfig"
 require_relative "protocol"
 require_relative "worker_output"
 require_relative "display"
+require_relative "progress_log"
 require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../engine/libfuzzer_args"
@@ -35,6 +36,8 @@ module Ruzzy
       REPEAT_TIMEOUT = 5
       # Variables that decide how the harness loads, kept for replays.
       CAMPAIGN_ENVIRONMENT = %w[RUBYOPT RUBYLIB BUNDLE_GEMFILE].freeze
+      # The progress log's columns after the time.
+      LOGGED = ProgressLog::COLUMNS.drop(1).map(&:to_sym).freeze
       ARTIFACT = /\A(crash|timeout|oom|leak)-\h+\z/
 
       # +options+ are ruzzy's own options for the worker (before the
@@ -71,11 +74,9 @@ module Ruzzy
       def prepare
         FileUtils.mkdir_p([artifacts_dir, @store.dir])
         @before = @store.groups.to_h { |group| [group.name, group.findings] }
-        @corpus = corpus_dirs
-        if @corpus.empty? && @target.size == 1
-          @corpus = [File.join(@store.dir, "corpus")]
-          FileUtils.mkdir_p(@corpus)
-        end
+        @progress_log = ProgressLog.new(@store.dir)
+        @started = now
+        @corpus = corpus_dirs_or_own
         @store.write_campaign("command" => [RbConfig.ruby, @program, *@options, *@target],
                               "directory" => Dir.pwd, "environment" => ENV.slice(*CAMPAIGN_ENVIRONMENT),
                               "timeout" => @args.given?("timeout") ? @args.timeout : nil)
@@ -145,6 +146,7 @@ module Ruzzy
           show_status(reader)
         end
         reader.finish { |name, kind, title| announce(name, kind, title) }
+        show_status(reader, ended: true)
       end
 
       def trap_interrupt
@@ -156,13 +158,19 @@ module Ruzzy
         end
       end
 
-      def show_status(reader, force: false)
+      # Shows the status line and logs progress when either is due (+ended+:
+      # the worker ended, its last numbers are logged).
+      def show_status(reader, ended: false)
+        return if !ended && @last_status && now - @last_status < 1
+
+        @last_status = now
         progress = reader.progress
         found = found_now
-        @display.status(executions: @executions + progress&.executions.to_i,
-                        exec_per_second: progress&.exec_per_second.to_i, coverage: progress&.coverage.to_i,
-                        corpus: progress&.corpus.to_i, groups: found.size,
-                        findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) }, force:)
+        numbers = { executions: @executions + progress&.executions.to_i, coverage: progress&.coverage.to_i,
+                    corpus: progress&.corpus.to_i, groups: found.size,
+                    findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
+        @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round)
+        @progress_log.record(now - @started, force: ended) { numbers.values_at(*LOGGED) }
       end
 
       # The groups with findings in this campaign.
@@ -222,6 +230,15 @@ module Ruzzy
         [RbConfig.ruby, @program, *@options, *@target, *flags, *@corpus]
       rescue ArgumentError
         raise CLI::UsageError, "-seed and -max_total_time take whole numbers"
+      end
+
+      # The corpus directories among the harness's arguments, or else the
+      # campaign's own (a fuzz test brings its own).
+      def corpus_dirs_or_own
+        given = corpus_dirs
+        return given unless given.empty? && @target.size == 1
+
+        [File.join(@store.dir, "corpus")].tap { |own| FileUtils.mkdir_p(own) }
       end
 
       # The corpus directories among the harness's arguments.

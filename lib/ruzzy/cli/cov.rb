@@ -10,6 +10,7 @@ require_relative "../exit_status"
 require_relative "../sanitizers"
 require_relative "cov/report"
 require_relative "cov/native_coverage"
+require_relative "cov/progress_plot"
 
 module Ruzzy
   # `ruzzy cov HARNESS.rb CORPUS... [-o DIR]`: what did the fuzzer reach?
@@ -23,7 +24,8 @@ module Ruzzy
   module Cov
     USAGE = <<~TEXT.freeze
       Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]... [--all]
-                       [--sanitizer=NAME] [-o REPORT_DIR] HARNESS.rb CORPUS_DIR_OR_FILE...
+                       [--sanitizer=NAME] [--campaign=FINDINGS_DIR] [-o REPORT_DIR]
+                       HARNESS.rb CORPUS_DIR_OR_FILE...
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
       (default coverage-report/): index.html, lcov.info, .resultset.json.
@@ -32,7 +34,9 @@ module Ruzzy
       substring of the path, as for fuzzing) or --all asks for every file.
       A C extension built with a sanitizer is replayed with that sanitizer
       preloaded (--sanitizer=NAME, or found out when the extension will not
-      load without it).
+      load without it). A campaign's coverage over time is plotted from
+      its findings directory (--campaign=DIR; found by itself for a
+      corpus inside one, such as ruzzy-findings/corpus).
       Exit status: #{EXIT_OK} with a report, #{EXIT_HARNESS_ERROR} when the harness could not run or
       every input crashed the process, #{EXIT_USAGE} for usage errors.
     TEXT
@@ -43,7 +47,7 @@ module Ruzzy
 
     # Symbols a sanitizer-built extension needs from a preload: the
     # extension will not load without one.
-    SANITIZER_SYMBOL = /undefined symbol: (?:__asan_|__sancov_|__sanitizer_cov_|__ubsan_)/
+    SANITIZER_SYMBOL = /undefined symbol: (?:__asan_|__sancov_|__sanitizer_cov_|__ubsan_)\w*/
 
     # The outcome of a replay.
     Replay = Struct.new(:inputs, :coverage, :first_hits, :raised, :crashed, keyword_init: true)
@@ -73,7 +77,8 @@ module Ruzzy
         inputs = corpus_files(sources)
         replay = replay_all(harness, inputs)
         check(replay)
-        report = Report.new(replay, filter_description, sections: [native_coverage(harness, replay)].compact)
+        sections = [native_coverage(harness, replay), progress_plot(sources)].compact
+        report = Report.new(replay, filter_description, sections:)
         report.write(@output)
         @out.puts report.summary(@output)
         EXIT_OK
@@ -89,6 +94,7 @@ module Ruzzy
         parser.on("-o REPORT_DIR") { |dir| @output = dir }
         CommandOptions.coverage_patterns(parser, @patterns)
         parser.on("--all") { @patterns[:all] = true }
+        parser.on("--campaign=DIR") { |dir| @campaign = dir }
         CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
         CommandOptions.load_path(parser) { |dir| @load_path << dir }
         return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
@@ -130,6 +136,13 @@ module Ruzzy
         command = [RbConfig.ruby, File.expand_path(@program), "--sanitizer=#{@sanitizer}",
                    *@load_path.flat_map { |dir| ["-I", dir] }, File.expand_path(harness)]
         NativeCoverage.measure(command, replay.inputs - replay.crashed.map(&:first))
+      end
+
+      # The plot of the campaign that grew the corpus: --campaign, or the
+      # findings directory a corpus directory is in.
+      def progress_plot(sources)
+        dirs = @campaign ? [@campaign] : sources.map { |source| File.dirname(File.expand_path(source)) }
+        dirs.lazy.filter_map { |dir| ProgressPlot.from(dir) }.first
       end
 
       # The environment of a replay child: the sanitizer preload, if any.

@@ -126,10 +126,11 @@ module Ruzzy
       end
       private_class_method :without_ruby_builtins
 
-      # A frame of the Ruby interpreter or of ruzzy's extension: the same in
+      # A frame of the Ruby interpreter, of an inline function of its
+      # headers (ruby_nonempty_memcpy), or of ruzzy's extension: the same in
       # every finding, never the bug.
       def self.interpreter_frame?(line)
-        line.include?("libruby") || line.match?(/ in ruzzy::|ruzzy_ext\.so/)
+        line.include?("libruby") || line.match?(%r{ in ruzzy::|ruzzy_ext\.so|/include/ruby-[\d.]+/})
       end
       private_class_method :interpreter_frame?
 
