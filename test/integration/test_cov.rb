@@ -151,6 +151,29 @@ class TestCov < Minitest::Test
     end
   end
 
+  def test_a_campaigns_coverage_over_time_is_plotted
+    in_tmpdir do |dir|
+      findings = File.join(dir, "ruzzy-findings")
+      FileUtils.mkdir_p(findings)
+      FileUtils.cp_r(CORPUS, File.join(findings, "corpus"))
+      File.write(File.join(findings, "progress.csv"), <<~CSV)
+        seconds,executions,coverage,corpus,findings,groups
+        0.3,0,0,0,0,0
+        5.0,1000,12,3,0,0
+        10.0,2000,20,4,1,1
+        15.0,3000,21,4,5,1
+      CSV
+      result = cov(dir, HELLO, File.join(findings, "corpus"))
+      assert_exit 0, result
+      assert_match(/^ruzzy cov: campaign: coverage 0 -> 21 in 15 s, 3000 executions, 1 finding group\(s\)$/,
+                   result.stdout)
+      html = File.read(File.join(dir, "report", "index.html"))
+      points = html[/<polyline class="coverage" [^>]*points="([^"]*)"/, 1]
+      assert_equal 4, points.split.size, "a point per row"
+      assert_equal 1, html.scan('<line class="finding"').size, "a mark where the groups went from 0 to 1"
+    end
+  end
+
   def test_include_limits_the_report
     in_tmpdir do |dir|
       assert_exit 0, cov(dir, "--include=examples/lib/", HELLO, CORPUS)
@@ -174,7 +197,11 @@ class TestCov < Minitest::Test
     browser = %w[chromium chromium-browser google-chrome].find { |name| system("which #{name} >/dev/null 2>&1") }
     prerequisite! browser, "no Chromium installed"
     in_tmpdir do |dir|
-      assert_exit 0, cov(dir, HELLO, CORPUS)
+      campaign = File.join(dir, "campaign")
+      FileUtils.mkdir_p(campaign)
+      File.write(File.join(campaign, "progress.csv"), "seconds,executions,coverage,corpus,findings,groups\n" \
+                                                      "0,0,0,0,0,0\n5,100,8,2,0,0\n9,200,11,3,1,1\n")
+      assert_exit 0, cov(dir, "--campaign=#{campaign}", HELLO, CORPUS)
       page = "file://#{File.join(dir, "report", "index.html")}"
       flags = %w[--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
                  --disable-sync --no-first-run]
@@ -186,6 +213,7 @@ class TestCov < Minitest::Test
       assert_match(/<tr class="covered">.*return :empty if data\.empty\?/, dom.stdout)
       assert_match(/<tr class="partial">[^\n]*raise "Hello\.parse[^\n]*branch not taken: then/, dom.stdout)
       assert_match(/first: empty/, dom.stdout)
+      assert_match(/<svg id="progress"[^>]*>.*<polyline class="coverage"[^>]*points="[\d., ]+"/m, dom.stdout)
       shot = File.join(dir, "report.png")
       run_command(browser, *flags, "--user-data-dir=#{File.join(dir, "profile")}", "--window-size=1000,700",
                   "--screenshot=#{shot}", page)

@@ -33,7 +33,7 @@ module Ruzzy
         [/ERROR: ruzzy: bug detector (\S+) fired/, "detector", nil],
         [/ERROR: ruzzy: uncaught Ruby exception/, "exception", nil],
         [/ERROR: ruzzy: the fuzz target left with a non-local exit/, "exception", nil],
-        [/ERROR: AddressSanitizer: (\S+)/, "asan", "AddressSanitizer"],
+        [/ERROR: AddressSanitizer: ([^\s:]+)/, "asan", "AddressSanitizer"],
         [/ERROR: LeakSanitizer: (detected memory leaks)/, "leak", "LeakSanitizer"],
         [/runtime error: (.+)/, "ubsan", "UndefinedBehaviorSanitizer"],
         [/ERROR: libFuzzer: (timeout) after/, "timeout", nil],

@@ -46,7 +46,7 @@ module Ruzzy
           match = line.match(LINE)
           next unless match && !match[4].match?(RUBY_FILE)
 
-          Function.new(name: match[3], file: match[4], line: match[5].to_i, edges: match[2].to_i,
+          Function.new(name: match[3], file: File.expand_path(match[4]), line: match[5].to_i, edges: match[2].to_i,
                        covered_edges: match[1].to_i)
         end.uniq
       end

@@ -119,10 +119,11 @@ module Ruzzy
           <h1>ruzzy coverage</h1>
           <p id="summary">#{CGI.escapeHTML(summary_line)}</p>
           #{crashed_html}
+          #{@sections.map { |section| section.html(method(:shown)) }.join("\n")}
+          <h2>Ruby files</h2>
           <table class="files" id="files"><tr><th>file</th><th>lines</th><th>covered</th><th>%</th><th>branches</th><th>taken</th><th>%</th></tr>
           #{totals.each_with_index.map { |t, i| file_row(t, i) }.join("\n")}
           </table>
-          #{@sections.map { |section| section.html(method(:shown)) }.join("\n")}
           #{@files.each_with_index.map { |path, index| file_html(path, index) }.join("\n")}
           </body></html>
         HTML
