@@ -64,6 +64,20 @@ class TestSanitizers < Minitest::Test
     end
   end
 
+  # Ruby holds memory it never frees: libFuzzer's per-input leak checks
+  # would only announce that they gave up. Every line is a "function" to
+  # libFuzzer: NEW_FUNC lines would flood the log.
+  def test_no_leak_check_or_new_function_noise_under_asan
+    in_tmpdir do |dir|
+      write_harness(dir, "require 'json'\nRuzzy.fuzz(->(data) { JSON.parse(data) rescue nil; nil })")
+      result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+      assert_exit 0, result
+      assert_match(/NEW /, result.stderr, "the run found coverage")
+      refute_match(/leak detection/, result.stderr)
+      refute_match(/NEW_FUNC/, result.stderr)
+    end
+  end
+
   def test_user_sanitizer_options_override_the_defaults
     in_tmpdir do |dir|
       result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,

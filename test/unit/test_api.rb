@@ -82,10 +82,23 @@ class TestApi < Minitest::Test
 
   def test_default_flags_unless_the_user_chose
     with_defaults = ->(args) { Ruzzy::LibFuzzerArgs.validate(args).with_defaults(Ruzzy::DEFAULT_FLAGS).to_a }
-    assert_equal ["prog", "-print_final_stats=1", "-timeout=25", "-runs=1"], with_defaults.call(["prog", "-runs=1"])
-    assert_equal ["prog", "-timeout=25", "-print_final_stats=0"], with_defaults.call(["prog", "-print_final_stats=0"])
-    assert_equal ["prog", "-print_final_stats=1", "-timeout=3"], with_defaults.call(["prog", "-timeout=3"]),
-                 "-timeout=N wins over the default"
+    assert_equal ["prog", "-print_final_stats=1", "-timeout=25", "-print_funcs=0", "-runs=1"],
+                 with_defaults.call(["prog", "-runs=1"])
+    assert_equal ["prog", "-timeout=25", "-print_funcs=0", "-print_final_stats=0"],
+                 with_defaults.call(["prog", "-print_final_stats=0"])
+    assert_equal ["prog", "-print_final_stats=1", "-print_funcs=0", "-timeout=3"],
+                 with_defaults.call(["prog", "-timeout=3"]), "-timeout=N wins over the default"
+  end
+
+  def test_libfuzzers_leak_checks_are_off_unless_asked_for
+    saved = ENV.values_at("ASAN_OPTIONS", "LSAN_OPTIONS")
+    ENV["ASAN_OPTIONS"] = "detect_leaks=1:detect_leaks=0"
+    ENV.delete("LSAN_OPTIONS")
+    assert_equal ["-detect_leaks=0"], Ruzzy::Sanitizers.leak_flags, "the last setting wins, as in ASan"
+    ENV["LSAN_OPTIONS"] = "detect_leaks=1"
+    assert_empty Ruzzy::Sanitizers.leak_flags
+  ensure
+    ENV["ASAN_OPTIONS"], ENV["LSAN_OPTIONS"] = saved
   end
 
   def test_libfuzzer_flags_are_read_as_libfuzzer_reads_them
