@@ -31,11 +31,13 @@ module Ruzzy
       "undefined" => "halt_on_error=1:use_sigaltstack=0:handle_abort=0"
     }.freeze
     # The preloads' built-in defaults (ASAN_OPTIONS / UBSAN_OPTIONS
-    # override them): the above, libFuzzer's exit status for a crash, and
-    # UBSan's stack traces.
+    # override them): the above, libFuzzer's exit status for a crash,
+    # UBSan's stack traces, and a DEDUP_TOKEN line of the top 3 frames in
+    # every report (the identity that libFuzzer's -minimize_crash=1 keeps,
+    # as ruzzy's own reports of Ruby exceptions do).
     PRELOAD_DEFAULTS = {
-      "address" => "#{RUBY_OPTIONS.fetch("address")}:exitcode=77",
-      "undefined" => "#{RUBY_OPTIONS.fetch("undefined")}:print_stacktrace=1:exitcode=77"
+      "address" => "#{RUBY_OPTIONS.fetch("address")}:exitcode=77:dedup_token_length=3",
+      "undefined" => "#{RUBY_OPTIONS.fetch("undefined")}:print_stacktrace=1:exitcode=77:dedup_token_length=3"
     }.freeze
 
     module_function

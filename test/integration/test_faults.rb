@@ -36,6 +36,7 @@ class TestFaults < Minitest::Test
       assert_match(/==ruzzy== Ruby backtrace of the fuzz target/, result.stderr)
       refute_match(/\[BUG\]/, result.stderr)
       assert_equal "S", File.binread(File.join(dir, artifacts(dir).first))[0]
+      assert_match(%r{^==ruzzy== Reproduce: .*ruzzy harness\.rb \./#{artifacts(dir).first}$}, result.stderr)
     end
   end
 
@@ -97,6 +98,9 @@ class TestFaults < Minitest::Test
       assert_exit 70, result
       seconds = result.stderr[/ALARM: working on the last Unit for (\d+) seconds/, 1]
       assert_includes [8, 9], seconds.to_i, result.stderr
+      assert_match(/^==ruzzy== Reproduce: .*ruzzy harness\.rb hang$/, result.stderr)
+      assert_match(/^==ruzzy== Minimise:  .*ruzzy harness\.rb -minimize_crash=1 -runs=100000 -timeout=5 hang$/,
+                   result.stderr, "a hang is minimised with a short timeout")
     end
   end
 

@@ -19,6 +19,10 @@ class TestSanitizers < Minitest::Test
       assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*asan_with_fuzzer\.so/, result.stderr)
       assert_match(/ERROR: AddressSanitizer: heap-use-after-free/, result.stderr)
       assert_equal "HI", File.binread(File.join(dir, artifacts(dir).first))[0, 2]
+      assert_match(/^DEDUP_TOKEN: \S+/, result.stderr, "the identity libFuzzer's -minimize_crash keeps")
+      assert_match(%r{^==ruzzy== Reproduce: .*ruzzy dummy \./#{artifacts(dir).first}$}, result.stderr)
+      assert_match(%r{^==ruzzy== Minimise:  .*ruzzy dummy -minimize_crash=1 -runs=100000 \./#{artifacts(dir).first}$},
+                   result.stderr)
     end
   end
 
@@ -61,6 +65,7 @@ class TestSanitizers < Minitest::Test
       assert_match(/ERROR: libFuzzer: deadly signal\n==ruzzy== Ruby backtrace of the fuzz target/, result.stderr)
       assert_match(/harness\.rb:\d+:in [`'](?:Object#)?parse'/, result.stderr)
       assert_match(/#\d+ 0x\h+ in faults_segv .*faults\.c/, result.stderr, "the native stack follows")
+      assert_match(/^==ruzzy== Reproduce: .*ruzzy --sanitizer\\?=address harness\.rb input$/, result.stderr)
     end
   end
 

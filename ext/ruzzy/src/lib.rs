@@ -59,6 +59,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
     findings::crash_frames::register_with_preload();
+    findings::reproduce::register_with_asan();
     coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     engine::internal_error::install(ruzzy)?;
@@ -94,6 +95,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_engine" => engine::driver::engine_description, 0;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
+        "_configure_reproduction" => findings::reproduce::configure, 4;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;
         "_fit_coverage" => coverage::hook::fit, 1;

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "digest/sha1"
+require "shellwords"
 require_relative "libfuzzer_args"
 require_relative "relaunch"
 require_relative "../findings/expected_exceptions"
@@ -135,7 +137,17 @@ module Ruzzy
       args = LiteralDictionary.add_to(args) if literal_dict && !hook_groups.empty?
       Detectors.install(detectors)
       clear_stack_poisoning_on_raise
+      configure_reproduction(args)
       args
+    end
+
+    # Hands the native crash reports (segfaults, timeouts, sanitizer
+    # reports) what their Reproduce and Minimise lines need.
+    def configure_reproduction(args)
+      files = args.input_files.map { |path| [Digest::SHA1.file(path).hexdigest, Shellwords.escape(path)] }
+      exact = args.value("exact_artifact_path")
+      Ruzzy::Native._configure_reproduction(command_line, Shellwords.escape(args.value("artifact_prefix") || "./"),
+                                            exact && Shellwords.escape(exact), files)
     end
 
     public

@@ -131,7 +131,7 @@ fn report_if_slow_again(data: *const u8, size: usize, elapsed_ns: u64, median_ns
 fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
     hook::begin_input();
     crate::feedback::numbers::reset();
-    target_state::begin_input();
+    target_state::begin_input(data, size);
     // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
     // for the duration of this call.
     let bytes = unsafe { std::slice::from_raw_parts(data, size) };

@@ -3,7 +3,7 @@
 //! backtrace makes sense.
 //!
 //! Invariants: only atomics and `clock_gettime` (async-signal-safe); the
-//! per-input cost is three relaxed stores and two clock reads (vDSO).
+//! per-input cost is five relaxed stores and two clock reads (vDSO).
 
 use crate::findings::ruby_backtrace;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -14,6 +14,8 @@ static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
 static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
 static FUZZING_THREAD: AtomicUsize = AtomicUsize::new(0);
+static INPUT_DATA: AtomicUsize = AtomicUsize::new(0);
+static INPUT_SIZE: AtomicUsize = AtomicUsize::new(0);
 
 fn now_ns() -> u64 {
     let mut time = libc::timespec {
@@ -41,9 +43,12 @@ pub fn configure(timeout_secs: u64) {
     FUZZING_THREAD.store(current_thread(), Ordering::Relaxed);
 }
 
-/// The target starts running an input.
+/// The target starts running `size` bytes at `data` (libFuzzer's input,
+/// valid until the target returns).
 #[inline(always)]
-pub fn begin_input() {
+pub fn begin_input(data: *const u8, size: usize) {
+    INPUT_DATA.store(data as usize, Ordering::Relaxed);
+    INPUT_SIZE.store(size, Ordering::Relaxed);
     STARTED_NS.store(now_ns(), Ordering::Relaxed);
     IN_TARGET.store(true, Ordering::Relaxed);
 }
@@ -53,6 +58,21 @@ pub fn begin_input() {
 pub fn end_input() -> u64 {
     IN_TARGET.store(false, Ordering::Relaxed);
     now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
+}
+
+/// The input the target is running on this thread, if it is.
+pub fn current_input() -> Option<&'static [u8]> {
+    if !running_here() {
+        return None;
+    }
+    let data = INPUT_DATA.load(Ordering::Relaxed) as *const u8;
+    let size = INPUT_SIZE.load(Ordering::Relaxed);
+    if data.is_null() {
+        return Some(&[]);
+    }
+    // SAFETY: libFuzzer's input stays valid while the target runs it, and
+    // the caller (a crash report) reads it before the process ends.
+    Some(unsafe { std::slice::from_raw_parts(data, size) })
 }
 
 /// Marks the finding as described by ruzzy; later crash paths (libFuzzer

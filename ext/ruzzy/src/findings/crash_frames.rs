@@ -96,11 +96,13 @@ pub fn print() -> bool {
 /// (a native crash) the running target's Ruby backtrace before it.
 extern "C" fn print_for_preload() -> c_int {
     if print() {
+        crate::findings::reproduce::print();
         return 1;
     }
     crate::engine::target_state::print_ruby_backtrace(
         crate::findings::symbolize::BACKTRACE_HEADLINE,
     );
+    crate::findings::reproduce::print();
     0
 }
 

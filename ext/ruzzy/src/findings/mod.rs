@@ -12,6 +12,7 @@
 
 pub mod crash_frames;
 pub mod report;
+pub mod reproduce;
 pub mod ruby_backtrace;
 pub mod sanitizer_stack;
 pub mod slow_inputs;

@@ -52,12 +52,16 @@ pub fn exception(error: VALUE, input: &[u8]) -> std::ffi::c_int {
             crate::engine::target_state::clear_reported();
             return -1;
         }
-        // SAFETY: on the fuzzing thread, holding the GVL; no Ruby code runs
-        // while the returned String is read.
-        Ok(frames) => crate::findings::crash_frames::keep_string(
-            unsafe { &rb::value::Frame::enter() },
-            frames,
-        ),
+        Ok(frames) => {
+            // The report printed the commands that reproduce it.
+            crate::findings::reproduce::mark_printed();
+            crate::findings::crash_frames::keep_string(
+                // SAFETY: on the fuzzing thread, holding the GVL; no Ruby
+                // code runs while the returned String is read.
+                unsafe { &rb::value::Frame::enter() },
+                frames,
+            )
+        }
         Err(_) => fallback("report_exception"),
     }
     std::process::abort()

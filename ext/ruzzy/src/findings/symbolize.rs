@@ -75,10 +75,10 @@ fn format_pc(pc: usize, fmt: &[u8], buffer: &mut [u8]) -> usize {
 /// backtrace of the running target (crash or timeout).
 #[no_mangle]
 pub extern "C" fn ruzzy_print_stack_trace() {
-    if crate::findings::crash_frames::print() {
-        return;
+    if !crate::findings::crash_frames::print() {
+        target_state::print_ruby_backtrace(BACKTRACE_HEADLINE);
     }
-    target_state::print_ruby_backtrace(BACKTRACE_HEADLINE);
+    crate::findings::reproduce::print();
 }
 
 /// The line above the running target's Ruby backtrace after a crash.
