@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 rm -rf build && mkdir -p build/record_decoder
 cd build
 export CC=clang CXX=clang++ LDSHARED="clang -shared" LDSHAREDXX="clang++ -shared"
-export CFLAGS="-fsanitize=address,fuzzer-no-link -fno-omit-frame-pointer -fno-common -fPIC -g"
+export CFLAGS="-O2 -g -fsanitize=address,fuzzer-no-link -fno-omit-frame-pointer -fno-common -fPIC"
 export CXXFLAGS="$CFLAGS"
 ruby ../ext/record_decoder/extconf.rb >/dev/null
 make --environment-overrides V=0 >/dev/null

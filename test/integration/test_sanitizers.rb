@@ -83,6 +83,47 @@ class TestSanitizers < Minitest::Test
     end
   end
 
+  # docs/c-extensions.md, step 2, for a .gem file: the environment it gives
+  # compiles with clang, Ruby's -O2 and the sanitizer, and the installed
+  # gem fuzzes under the preload.
+  def test_a_gem_file_builds_as_the_guide_says
+    in_tmpdir do |dir|
+      FileUtils.cp_r(%w[ext lib].map { |name| File.join(EXAMPLES, "record_decoder", name) }, dir)
+      File.write(File.join(dir, "record_decoder.gemspec"), <<~RUBY)
+        Gem::Specification.new do |spec|
+          spec.name = "record_decoder"
+          spec.version = "0.1.0"
+          spec.summary = "ruzzy's example extension"
+          spec.authors = ["ruzzy"]
+          spec.files = Dir["lib/**/*.rb", "ext/**/*.{c,rb}"]
+          spec.extensions = ["ext/record_decoder/extconf.rb"]
+        end
+      RUBY
+      assert_exit 0, run_command("gem", "build", "record_decoder.gemspec", chdir: dir)
+      env = guide_environment
+      installed = run_command("gem", "install", "./record_decoder-0.1.0.gem", "--local", "--install-dir", "vendor/fuzz",
+                              chdir: dir, env:)
+      assert_exit 0, installed
+      log = File.read(Dir.glob(File.join(dir, "vendor", "fuzz", "extensions", "**", "gem_make.out")).first)
+      assert_match(/^clang .* -O2 .*-fsanitize=address,fuzzer-no-link .*-c record_decoder\.c$/, log)
+      write_harness(dir,
+                    "require 'record_decoder'\nRuzzy.fuzz(->(data) { RecordDecoder.decode(data) rescue nil; nil })")
+      gem_path = [File.join(dir, "vendor", "fuzz"), *Gem.path].join(":")
+      result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(2000)}",
+                     chdir: dir, env: { "GEM_PATH" => gem_path })
+      assert_includes [0, 77], result.exitstatus, result.stderr
+      assert_match(/INFO: Loaded 2 modules/, result.stderr, "the extension's counters and ruzzy's")
+    end
+  end
+
+  # The variables the guide's `$ export` lines set ("$NAME" expanded).
+  def guide_environment
+    exports = File.read(File.join(ROOT, "docs", "c-extensions.md")).scan(/^\$ export (.*)$/).flatten
+    exports.flat_map { |line| line.scan(/(\w+)=("[^"]*"|\S+)/) }.each_with_object({}) do |(name, value), env|
+      env[name] = value.delete('"').gsub(/\$(\w+)/) { env.fetch(::Regexp.last_match(1)) }
+    end
+  end
+
   def test_user_sanitizer_options_override_the_defaults
     in_tmpdir do |dir|
       result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,
