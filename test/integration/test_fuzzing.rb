@@ -114,6 +114,22 @@ class TestFuzzing < Minitest::Test
     end
   end
 
+  # A library required on first use shares the counters fitted to what was
+  # loaded before fuzzing: a note says so and what would fit.
+  def test_code_loaded_while_fuzzing_that_outgrows_the_map_is_named
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "big.rb"), (1..3000).map { |i| "X#{i} = #{i}\n" }.join)
+      write_harness(dir, "Ruzzy.fuzz(->(data) { require_relative 'big' if data.start_with?('L'); nil })")
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(50_000)}", chdir: dir)
+      assert_exit 0, result
+      note = result.stderr[/^INFO: ruzzy: code loaded while fuzzing .*$/].to_s
+      assert_match(%r{\(.*/big\.rb and before it\) brings the instrumented code to 30\d\d lines and branch arms}, note)
+      assert_includes note, "more than 2048 edge counters hold well: require it before Ruzzy.fuzz, or --map-size=8192"
+      quiet = ruzzy("--map-size=2048", "harness.rb", "-seed=1", "-runs=#{runs(50_000)}", chdir: dir)
+      refute_match(/code loaded while fuzzing/, quiet.stderr, "a size the user chose is not second-guessed")
+    end
+  end
+
   def test_second_fuzz_call_raises
     in_tmpdir do |dir|
       write_harness(dir, "Ruzzy.fuzz(->(_data) { Ruzzy.fuzz(->(_d) {}, ['again']) })")

@@ -54,8 +54,32 @@ module Ruzzy
       if size
         what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
         warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
+        watch_late_code(size, units) if units
       end
       size
+    end
+
+    # Code loaded while fuzzing (a library required on first use) shares
+    # the counters fitted to the code loaded before: says so, once, when it
+    # outgrows them, with the size that would fit.
+    def watch_late_code(size, units)
+      @late_code&.disable
+      @late_code = TracePoint.new(:script_compiled) do |point|
+        path = point.eval_script ? nil : point.instruction_sequence&.absolute_path
+        next unless path && Ruzzy::Native._instrumented_path?(path)
+
+        units += code_lines(path)
+        fitting = Ruzzy::Native._fitted_map_size(units)
+        next if fitting <= size
+
+        warn "INFO: ruzzy: code loaded while fuzzing (#{path} and before it) brings the instrumented code " \
+             "to #{units} lines and branch arms, more than #{size} edge counters hold well: " \
+             "require it before Ruzzy.fuzz, or --map-size=#{fitting}"
+        @late_code.disable
+      rescue StandardError
+        nil # a note must never become the target's exception
+      end
+      @late_code.enable
     end
 
     # Executable lines (not blank, not comments) and branch arms of the
