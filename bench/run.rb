@@ -247,6 +247,27 @@ module Bench
           ["target", "compare hooks", "execs/s", "cov", "ft", "corpus", "finding"], rows)
   end
 
+  # What keeping going costs: exec/s of a plain run (which stops at its
+  # first finding) and of `ruzzy --keep-going` (a supervisor reading the
+  # worker's output, findings recorded in-process), each from the same
+  # saved corpus.
+  def campaign
+    rows = PARSERS.map do |name|
+      seeds, = corpus(name)
+      plain, = Dir.mktmpdir("ruzzy-bench-new") { |fresh| fuzz_parser(name, corpus: [fresh, seeds]) }
+      output, elapsed, = Dir.mktmpdir("ruzzy-bench-new") do |fresh|
+        ruzzy("--keep-going", target(name), fresh, seeds, "-seed=1", "-max_total_time=#{SECONDS}")
+      end
+      execs = output[/ruzzy: campaign: (\d+) executions/, 1].to_i
+      groups = output[/(\d+) finding\(s\) in (\d+) group/, 2] || "0"
+      kept = execs.fdiv([elapsed, SECONDS].min)
+      [name, fmt(plain), fmt(kept), "#{fmt(kept / plain, 2)}x", groups]
+    end
+    table("Keep going: execs/s, #{SECONDS} s each from the #{CORPUS_SECONDS} s corpus, -seed=1 " \
+          "(a plain run stops at its first finding)",
+          ["target", "plain", "--keep-going", "keep-going / plain", "groups found"], rows)
+  end
+
   # FuzzedDataProvider operations per second, native vs plain Ruby (a new
   # provider every four operations, as in a harness).
   def data_provider
@@ -370,8 +391,8 @@ module Bench
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers solves detectors
-              detector_cost instructions].freeze
+SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers campaign solves
+              detectors detector_cost instructions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

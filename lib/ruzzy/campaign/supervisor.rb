@@ -54,6 +54,7 @@ module Ruzzy
         @program = File.expand_path(program)
         @display = Display.new(out)
         @before = {}
+        @workers = 0
         @executions = 0
         @interrupted = false
       end
@@ -63,6 +64,9 @@ module Ruzzy
         status = loop_workers
         @store.flush
         groups = found_now
+        seconds = now - @started
+        @display.news("ruzzy: campaign: #{@executions} executions in #{seconds.round} s " \
+                      "(#{(@executions / [seconds, 1e-3].max).round}/s), #{@workers} worker(s)")
         @display.summary(groups, groups.map(&:name) - @before.keys, relative(@store.dir))
         return EXIT_FINDING unless groups.empty?
 
@@ -93,6 +97,7 @@ module Ruzzy
           return EXIT_OK if remaining && remaining <= 0
 
           status, output = run_worker(index, remaining)
+          @workers = index + 1
           return last_worker(status, output) if file_artifacts(output).zero? || @interrupted
 
           startup_failures = output.initialised? ? 0 : startup_failures + 1
