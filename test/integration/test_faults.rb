@@ -155,6 +155,7 @@ class TestFaults < Minitest::Test
       assert_exit 71, result
       assert_match(/ERROR: libFuzzer: out-of-memory/, result.stderr)
       assert_equal 1, artifacts(dir, "oom-").size
+      assert_match(%r{^==ruzzy== Reproduce: .*ruzzy harness\.rb \./#{artifacts(dir, "oom-").first}$}, result.stderr)
     end
   end
 

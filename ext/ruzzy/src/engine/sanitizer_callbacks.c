@@ -15,12 +15,21 @@
 
 void ruzzy_symbolize_pc(void *pc, const char *fmt, char *out, size_t size);
 void ruzzy_print_stack_trace(void);
+void ruzzy_print_oom_reproduction(void);
 
 void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *out, size_t size) {
   ruzzy_symbolize_pc(pc, fmt, out, size);
 }
 
 void __sanitizer_print_stack_trace(void) { ruzzy_print_stack_trace(); }
+
+/* libFuzzer calls it when the process outgrew -rss_limit_mb, before it
+ * writes oom-<sha1>: the place for the Reproduce and Minimise lines. */
+void __sanitizer_print_memory_profile(size_t top_percent, size_t max_contexts) {
+  (void)top_percent;
+  (void)max_contexts;
+  ruzzy_print_oom_reproduction();
+}
 
 static int crash_state_taken;
 

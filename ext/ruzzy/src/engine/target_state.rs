@@ -65,6 +65,15 @@ pub fn current_input() -> Option<&'static [u8]> {
     if !running_here() {
         return None;
     }
+    input_in_progress()
+}
+
+/// The input the target is running, seen from any thread (libFuzzer's
+/// memory watcher reports from its own).
+pub fn input_in_progress() -> Option<&'static [u8]> {
+    if !IN_TARGET.load(Ordering::Relaxed) {
+        return None;
+    }
     let data = INPUT_DATA.load(Ordering::Relaxed) as *const u8;
     let size = INPUT_SIZE.load(Ordering::Relaxed);
     if data.is_null() {

@@ -83,25 +83,38 @@ fn parse_hex(text: &str) -> Option<[u8; 20]> {
     Some(digest)
 }
 
-/// Prints the lines for the running input, once: the artifact is a
-/// `timeout-` one when the input ran past `-timeout`, else a `crash-` one.
-/// Nothing when no input is running or nothing was configured.
+/// Prints the lines for the input running on this thread, once: the
+/// artifact is a `timeout-` one when the input ran past `-timeout`, else a
+/// `crash-` one. Nothing when no input is running or nothing was
+/// configured.
 pub fn print() {
-    let Some(reproduction) = REPRODUCTION.get() else {
-        return;
+    let kind: &[u8] = if target_state::timed_out() {
+        b"timeout-"
+    } else {
+        b"crash-"
     };
-    let Some(input) = target_state::current_input() else {
+    if let Some(input) = target_state::current_input() {
+        print_for(input, kind);
+    }
+}
+
+/// libFuzzer's memory watcher found the process over `-rss_limit_mb`
+/// (on its own thread) and writes `oom-<sha1>` next.
+#[no_mangle]
+pub extern "C" fn ruzzy_print_oom_reproduction() {
+    if let Some(input) = target_state::input_in_progress() {
+        print_for(input, b"oom-");
+    }
+}
+
+fn print_for(input: &[u8], kind: &[u8]) {
+    let Some(reproduction) = REPRODUCTION.get() else {
         return;
     };
     if PRINTED.swap(true, Ordering::Relaxed) {
         return;
     }
     let digest = sha1_smol::Sha1::from(input).digest().bytes();
-    let kind: &[u8] = if target_state::timed_out() {
-        b"timeout-"
-    } else {
-        b"crash-"
-    };
     let mut hex = [0u8; 40];
     to_hex(&digest, &mut hex);
     let replayed = reproduction
