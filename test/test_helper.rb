@@ -105,6 +105,19 @@ module RuzzyTestHelper
     output
   end
 
+  # Compiles a one-file C extension with the system's cc and no sanitizer
+  # (it loads without a preload); returns its path.
+  def build_plain_extension(dir, source = File.join(FIXTURES, "c_ext", "faults.c"))
+    config = RbConfig::CONFIG
+    output = File.join(dir, "#{File.basename(source, ".c")}.so")
+    command = ["cc", "-shared", "-fPIC", "-O1", "-g", "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}",
+               source, "-o", output, "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split]
+    out, status = Open3.capture2e(*command)
+    raise "building #{source} failed:\n#{out}" unless status.success?
+
+    output
+  end
+
   # A test that needs something the machine may lack (clang's runtimes, a
   # browser): skipped on a developer's machine, a failure in CI, where a
   # missing prerequisite must never pass silently.

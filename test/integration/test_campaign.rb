@@ -58,11 +58,38 @@ class TestCampaign < Minitest::Test
     end
   end
 
-  def test_a_hang_ends_a_worker_and_the_campaign_goes_on
+  # A hang in Ruby code is stopped in the worker (the input's frames make
+  # the report) and fuzzing goes on in the same process.
+  def test_a_hang_in_ruby_code_is_recorded_and_the_worker_goes_on
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)
         Ruzzy.fuzz(lambda do |data|
           loop { data.hash } if data.start_with?("H")
+          raise IndexError, "after the hang" if data.start_with?("I")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-timeout=2", "-max_total_time=15", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir)
+      assert_equal %w[exception timeout], groups.map { |group| group[:kind] }.sort, result.stderr
+      assert_operator groups.find { |group| group[:kind] == "timeout" }[:findings], :>=, 2, "found again, sooner"
+      log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
+      assert_equal 1, log.scan(/^==> worker \d+:/).size, "one worker all along"
+      assert_match(/ERROR: libFuzzer: timeout after 1\.5 seconds \(stopped in Ruby code; fuzzing goes on\)/, log)
+    end
+  end
+
+  # A hang in C code never comes back to Ruby: libFuzzer's timeout ends the
+  # worker, the supervisor files it and starts the next. The hang is the
+  # same group either way.
+  def test_a_hang_in_c_code_ends_a_worker_and_the_campaign_goes_on
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        Ruzzy.fuzz(lambda do |data|
+          Faults.spin(data)
           raise IndexError, "after the hang" if data.start_with?("I")
           nil
         end)

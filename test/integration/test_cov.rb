@@ -59,11 +59,7 @@ class TestCov < Minitest::Test
 
   def test_an_input_that_kills_the_process_does_not_lose_the_report
     in_tmpdir do |dir|
-      config = RbConfig::CONFIG
-      out, status = Open3.capture2e("cc", "-shared", "-fPIC", "-O1", "-I#{config["rubyhdrdir"]}",
-                                    "-I#{config["rubyarchhdrdir"]}", FAULTS, "-o", File.join(dir, "faults.so"),
-                                    "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split)
-      assert status.success?, out
+      build_plain_extension(dir)
       write_harness(dir, <<~RUBY)
         require_relative "faults"
         def classify(data) = data.start_with?("a") ? :a : :other

@@ -216,11 +216,4 @@ class TestFaults < Minitest::Test
 
   # The fault fixture built without any sanitizer (runs with the bundled
   # libFuzzer).
-  def build_plain_extension(dir)
-    config = RbConfig::CONFIG
-    command = ["cc", "-shared", "-fPIC", "-O1", "-g", "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}",
-               FAULTS, "-o", File.join(dir, "faults.so"), "-L#{config["libdir"]}", *config["LIBRUBYARG_SHARED"].split]
-    out, status = Open3.capture2e(*command)
-    raise "building faults.c failed:\n#{out}" unless status.success?
-  end
 end

@@ -15,6 +15,11 @@ module Ruzzy
     # The environment variable that makes a process a campaign's worker.
     ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
 
+    # -timeout once a hang has been found (unless -timeout is given): a hang
+    # found again costs this much instead of ruzzy's default, which suits
+    # the first (OSS-Fuzz's value).
+    REPEAT_TIMEOUT = 2
+
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
     module_function

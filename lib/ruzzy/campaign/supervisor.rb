@@ -30,10 +30,6 @@ module Ruzzy
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
       STARTUP_FAILURES = 3
-      # -timeout of the workers after the first timeout (unless -timeout is
-      # given): a hang found again costs this much instead of ruzzy's
-      # default (which suits the first, OSS-Fuzz's value).
-      REPEAT_TIMEOUT = 5
       # Variables that decide how the harness loads, kept for replays.
       CAMPAIGN_ENVIRONMENT = %w[RUBYOPT RUBYLIB BUNDLE_GEMFILE].freeze
       # The progress log's columns after the time.
@@ -184,6 +180,7 @@ module Ruzzy
       end
 
       def announce(name, kind, title)
+        @hang_found ||= kind == "timeout"
         @display.news("  NEW  #{name} (#{kind}): #{title}")
       end
 

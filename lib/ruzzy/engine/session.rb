@@ -7,6 +7,7 @@ require_relative "relaunch"
 require_relative "../findings/expected_exceptions"
 require_relative "../findings/store"
 require_relative "../campaign/protocol"
+require_relative "../campaign/hang_watch"
 
 module Ruzzy
   # The fuzzing run of this process (there is at most one: libFuzzer runs
@@ -72,6 +73,7 @@ module Ruzzy
       args = args.with_program(command_line) if args.program == $PROGRAM_NAME
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
+      Campaign::HangWatch.start(args.timeout) if @findings && !args.runs_children?
       run_driver(target, args, mutator, crossover)
     end
 

@@ -3,6 +3,7 @@
 require "shellwords"
 require_relative "../own_files"
 require_relative "../campaign/protocol"
+require_relative "../campaign/hang_watch"
 require_relative "store"
 
 module Ruzzy
@@ -25,6 +26,8 @@ module Ruzzy
     # In a campaign (`ruzzy --keep-going`) the finding is recorded in the
     # findings directory instead and nil is returned: fuzzing goes on.
     def report_exception(error, input = nil)
+      return record_hang(error, input) if error.is_a?(Campaign::HangWatch::InputTimeout) && input
+
       text = describe_exception(error)
       text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
       store = Ruzzy.session.findings
@@ -45,6 +48,18 @@ module Ruzzy
         $stderr.flush
       end
       nil
+    end
+
+    # A campaign's hang watch stopped a hang in Ruby code: reported in
+    # libFuzzer's words with the frames where it was, so that it is one
+    # group with the hangs libFuzzer's timeout ends. Later hangs are given
+    # less time.
+    def record_hang(error, input)
+      text = +"==#{Process.pid}== ERROR: libFuzzer: timeout after #{error.seconds} seconds " \
+              "(stopped in Ruby code; fuzzing goes on)\n"
+      text << sanitizer_frames(error.backtrace || [])
+      Campaign::HangWatch.shorten
+      record(Ruzzy.session.findings, text, input)
     end
 
     # Writes a campaign's unwritten counts (the process is ending).

@@ -106,6 +106,16 @@ pub fn driver_running_here() -> bool {
         && FUZZING_THREAD.load(Ordering::Relaxed) == current_thread()
 }
 
+/// `Ruzzy::Native._overdue_input(seconds)`: when the target has been
+/// running the current input for at least `seconds`, the input's start
+/// time (ns, which tells inputs apart); else nil. A campaign's hang watch
+/// asks, holding the GVL, while the target waits for it.
+pub fn overdue_input(seconds: f64) -> Option<u64> {
+    let started = STARTED_NS.load(Ordering::Relaxed);
+    let elapsed = now_ns().saturating_sub(started);
+    (IN_TARGET.load(Ordering::Relaxed) && elapsed as f64 >= seconds * 1e9).then_some(started)
+}
+
 /// Whether the current input has run for at least libFuzzer's `-timeout`.
 pub fn timed_out() -> bool {
     let timeout = TIMEOUT_SECS.load(Ordering::Relaxed);
