@@ -68,6 +68,21 @@ class TestFindings < Minitest::Test
     end
   end
 
+  # Wherever the alarm caught a hang in `loop { ... }`: in the block, in
+  # Kernel#loop written in C (Ruby 3.1) or in Ruby (3.3 on).
+  def test_a_hang_is_one_group_wherever_it_was_caught
+    frames = [
+      "#0 0x0 in <top> /t/h.rb:2\n#1 0x0 in loop /t/h.rb:2\n#2 0x0 in <top> /t/h.rb:2\n",
+      "#0 0x0 in <top> /t/h.rb:2\n#1 0x0 in loop <internal:kernel>:168\n#2 0x0 in <top> /t/h.rb:2\n",
+      "#0 0x0 in loop <internal:kernel>:160\n#1 0x0 in <top> /t/h.rb:2\n",
+      "#0 0x0 in hash /t/h.rb:2\n#1 0x0 in <top> /t/h.rb:2\n#2 0x0 in loop /t/h.rb:2\n#3 0x0 in <top> /t/h.rb:2\n"
+    ]
+    groups = frames.map do |stack|
+      Identity.of_report("==1== ERROR: libFuzzer: timeout after 2 seconds\n#{stack}").group
+    end
+    assert_equal 1, groups.uniq.size, groups.inspect
+  end
+
   def test_line_numbers_and_addresses_do_not_split_a_group
     moved = ASAN.gsub(":58:24", ":61:2").gsub("0x602000058a32", "0x6020000aaaa0")
     assert_equal Identity.of_report(ASAN).group, Identity.of_report(moved).group

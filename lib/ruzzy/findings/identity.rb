@@ -114,11 +114,13 @@ module Ruzzy
       end
       private_class_method :first_stack
 
-      # Ruby frames (address 0x0, as ruzzy prints them) of methods written
-      # in C (Kernel#loop, String#hash) carry their caller's file and line:
-      # such a frame is left out, so that a hang is one group wherever the
-      # timeout caught it.
+      # Ruby frames (address 0x0, as ruzzy prints them) of Ruby's own
+      # methods are left out, so that a hang is one group wherever the
+      # timeout caught it: those written in Ruby are in "<internal:...>"
+      # (Kernel#loop from Ruby 3.3 on), those written in C carry their
+      # caller's file and line (String#hash).
       def self.without_ruby_builtins(frames)
+        frames = frames.reject { |_, location, line| line.include?(" 0x0 in ") && location.start_with?("<internal:") }
         kept = frames.each_with_index.reject do |(_, location, line), index|
           line.include?(" 0x0 in ") && frames[index + 1] && frames[index + 1][1] == location
         end
