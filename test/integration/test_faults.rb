@@ -99,6 +99,7 @@ class TestFaults < Minitest::Test
       seconds = result.stderr[/ALARM: working on the last Unit for (\d+) seconds/, 1]
       assert_includes [8, 9], seconds.to_i, result.stderr
       assert_match(/^==ruzzy== Reproduce: .*ruzzy harness\.rb hang$/, result.stderr)
+      assert_match(/^DEDUP_TOKEN: <top>@harness\.rb$/, result.stderr, "the hang's identity")
       assert_match(/^==ruzzy== Minimise:  .*ruzzy harness\.rb -minimize_crash=1 -runs=100000 -timeout=5 hang$/,
                    result.stderr, "a hang is minimised with a short timeout")
     end
