@@ -66,6 +66,7 @@ class TestFaultsSearch < Minitest::Test
       assert_exit 0, result
       assert_match(/ruzzy: slow input: \d+\.\d ms, \d+x the median input \([\d.]+ [mu]s\); /, result.stderr)
       assert_match(/written to .*slow-unit-\h{40}$/, result.stderr)
+      assert_match(%r{^==ruzzy== Reproduce: .*ruzzy harness\.rb \./slow-unit-\h{40}$}, result.stderr)
       slow = artifacts(dir, "slow-unit-")
       assert_equal 1, slow.size
       assert_equal "SLOW", File.binread(File.join(dir, slow.first))[0, 4]

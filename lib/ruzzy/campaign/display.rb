@@ -19,14 +19,17 @@ module Ruzzy
       end
 
       # Prints the status line if it is due.
-      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:)
+      # +lines+: [lines of the user's code, lines in all] reached, or nil.
+      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, lines: nil)
         now = monotonic
         return unless now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
 
         @last_status = now
-        text = format("[%<time>s] %<executions>s execs (%<rate>s/s)  cov %<coverage>d  corpus %<corpus>d  " \
+        reached = lines ? "lines #{thousands(lines[0])} yours, #{thousands(lines[1])} in all  " : ""
+        text = format("[%<time>s] %<executions>s execs (%<rate>s/s)  %<reached>scov %<coverage>d  corpus %<corpus>d  " \
                       "findings %<findings>d in %<groups>d group%<plural>s",
-                      time: clock(now - @started), executions: thousands(executions), rate: thousands(exec_per_second),
+                      time: clock(now - @started), reached:, executions: thousands(executions),
+                      rate: thousands(exec_per_second),
                       coverage:, corpus:, findings:, groups:, plural: groups == 1 ? "" : "s")
         if @terminal
           @out.write("\r#{text}\e[K")

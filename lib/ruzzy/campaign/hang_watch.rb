@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "protocol"
+require_relative "../user_code"
 
 module Ruzzy
   module Campaign
@@ -15,7 +16,9 @@ module Ruzzy
     #
     # The thread checks while it holds the GVL, which the fuzzing thread
     # gives up only inside the target (at Ruby's safe points or blocking
-    # calls): the exception lands in the input that overran.
+    # calls): the exception lands in the input that overran. The same
+    # thread prints, every REACH_SECONDS, the lines the coverage reached
+    # (Campaign.reached_line) for the supervisor's status line.
     module HangWatch
       # Raised in the target when it overruns; not a StandardError, so a
       # target's `rescue => e` does not swallow it.
@@ -34,6 +37,8 @@ module Ruzzy
       REPEAT_SECONDS = 0.5
       # How often it looks.
       PERIOD = 0.1
+      # How often it prints the lines reached.
+      REACH_SECONDS = 5
 
       module_function
 
@@ -51,11 +56,21 @@ module Ruzzy
         @limit = [@limit, REPEAT_SECONDS].min if @limit
       end
 
+      # Prints the lines reached; returns when.
+      def report_reach
+        reached = Ruzzy::Native._reached_lines.reject { |path, _| path.empty? }
+        users = reached.sum { |path, lines| UserCode.include?(path) ? lines : 0 }
+        $stderr.write(Campaign.reached_line(users, reached.values.sum))
+        Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      end
+
       # Raises once per overdue input (an input is known by its start time).
       def watch(fuzzing)
         raised = nil
+        reported = 0.0
         loop do
           sleep PERIOD
+          reported = report_reach if Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
           limit = @limit
           overdue = Ruzzy::Native._overdue_input(limit)
           next if overdue.nil? || overdue == raised

@@ -10,7 +10,8 @@ module Ruzzy
   # next input; a finding that ends the worker (a sanitizer report, a
   # segfault, a timeout, running out of memory) is recorded by the
   # supervisor from the artifact and the report, and a new worker starts.
-  # A worker announces a new group on standard error with new_group_line.
+  # A worker announces a new group on standard error with new_group_line,
+  # and the lines its coverage reached with reached_line.
   module Campaign
     # The environment variable that makes a process a campaign's worker.
     ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
@@ -20,6 +21,8 @@ module Ruzzy
     # the first (OSS-Fuzz's value).
     REPEAT_TIMEOUT = 2
 
+    REACHED = /\A==ruzzy== reached: (\d+) lines of your code, (\d+) in all$/
+
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
     module_function
@@ -27,6 +30,17 @@ module Ruzzy
     # The line a worker prints for the first finding of a group.
     def new_group_line(identity)
       "==ruzzy== new finding group #{identity.group} (#{identity.kind}): #{identity.title}\n"
+    end
+
+    # The line a worker prints now and then: the distinct lines its
+    # coverage reached, in the user's code and in all.
+    def reached_line(users, all)
+      "==ruzzy== reached: #{users} lines of your code, #{all} in all\n"
+    end
+
+    # [users, all] of a reached_line, or nil.
+    def parse_reached(line)
+      line.match(REACHED)&.captures&.map(&:to_i)
     end
 
     # The group name, kind and title of a new_group_line, or nil.

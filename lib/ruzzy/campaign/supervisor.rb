@@ -167,10 +167,12 @@ module Ruzzy
         @last_status = now
         progress = reader.progress
         found = found_now
+        @reached = reader.reached || @reached
         numbers = { executions: @executions + progress&.executions.to_i, coverage: progress&.coverage.to_i,
                     corpus: progress&.corpus.to_i, groups: found.size,
                     findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
-        @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round)
+        @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round,
+                                   lines: @reached)
         @progress_log.record(now - @started, force: ended) { numbers.values_at(*LOGGED) }
       end
 

@@ -16,7 +16,7 @@ module Ruzzy
       # Numbers from the last progress line.
       Progress = Struct.new(:executions, :coverage, :corpus, :exec_per_second)
 
-      attr_reader :progress
+      attr_reader :progress, :reached
 
       def initialize(log)
         @log = log
@@ -62,6 +62,8 @@ module Ruzzy
           @progress = Progress.new(executions.to_i, *numbers.map(&:to_i))
           @initialised ||= event == "INITED"
           @report.clear
+        elsif (reached = Campaign.parse_reached(line))
+          @reached = reached
         elsif (announced = Campaign.parse_new_group(line))
           @report.clear
           yield announced

@@ -70,10 +70,12 @@ module Ruzzy
     # Frames printed in sanitizer form.
     CRASH_FRAMES = 32
 
-    # The running target's frames in the same form (a timeout, reported at
-    # Ruby's next safe point).
+    # The running target's frames in the same form, and the timeout's
+    # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
+    # safe point).
     def current_frames
-      sanitizer_frames(caller)
+      frames = sanitizer_frames(caller)
+      "#{frames}DEDUP_TOKEN: #{Findings::Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
     end
 
     # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
@@ -118,7 +120,8 @@ module Ruzzy
       File.binwrite(path, input)
       $stderr.write("==#{Process.pid}== ruzzy: slow input: #{duration(seconds)}, " \
                     "#{(seconds / median).round}x the median input (#{duration(median)}); " \
-                    "written to #{path}\n")
+                    "written to #{path}\n" \
+                    "==ruzzy== Reproduce: #{Ruzzy.session.command_line} #{path.shellescape}\n")
       $stderr.flush
     end
 

@@ -84,6 +84,12 @@ module Ruzzy
       end
       private_class_method :ruby_exception
 
+      # The frames of the first stack trace in +text+ that make identities
+      # ("name@file"), innermost first.
+      def self.frames(text)
+        native_frames(text, nil)
+      end
+
       # Function (or Ruby method) names of the first stack trace in +text+
       # ("    #0 0x55 in name file:line"), the runtime's own frames left out,
       # each with its file's base name. A UBSan report has no stack trace by

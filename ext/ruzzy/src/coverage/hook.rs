@@ -131,6 +131,35 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     Ok(Some(hash))
 }
 
+/// `Ruzzy::Native._reached_lines`: `{path => lines}`, the distinct lines
+/// each instrumented file has reached so far (from the counters' first
+/// hits), for a campaign's status line. Not a hot path: it walks the map.
+pub fn reached_lines(ruby: &Ruby) -> Result<RHash, Error> {
+    let hash = ruby.hash_new();
+    let Some(coverage) = get() else {
+        return Ok(hash);
+    };
+    let mut lines: Vec<(u32, u32)> = (0..coverage.map.len())
+        .filter_map(|i| coverage.map.first_hit(i))
+        .map(|(path, line)| (path.index(), line))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut start = 0;
+    while start < lines.len() {
+        let path = lines[start].0;
+        let end = start
+            + lines[start..]
+                .iter()
+                .take_while(|(p, _)| *p == path)
+                .count();
+        let name = coverage.locator.paths.name(PathId::from_index(path));
+        hash.aset(ruby.str_from_slice(name), end - start)?;
+        start = end;
+    }
+    Ok(hash)
+}
+
 /// `Ruzzy::Native._counters_hit`: indices of counters that are non-zero right now.
 pub fn counters_hit(ruby: &Ruby) -> RArray {
     let array = ruby.ary_new();

@@ -3,6 +3,7 @@
 require "coverage"
 require "rbconfig"
 require_relative "../../own_files"
+require_relative "../../user_code"
 
 module Ruzzy
   module Cov
@@ -18,19 +19,11 @@ module Ruzzy
       # never ruzzy's own files; without include patterns (or "all"), only
       # the user's code: no file of an installed gem or of Ruby's library.
       def self.filter(spec)
-        libraries = spec["include"].empty? && !spec["all"] ? library_dirs : []
+        users_only = spec["include"].empty? && !spec["all"]
         lambda { |path|
-          !path.start_with?(OWN_FILES, *libraries) &&
+          !path.start_with?(OWN_FILES) && (!users_only || UserCode.include?(path)) &&
             Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
         }
-      end
-
-      # Where installed gems and Ruby's own library live.
-      def self.library_dirs
-        config = RbConfig::CONFIG
-        gems = Gem.path.map { |dir| "#{File.expand_path(dir)}/" }
-        ruby = config.values_at("rubylibprefix", "sitedir", "vendordir").compact.reject(&:empty?)
-        (gems + ruby.map { |dir| "#{dir}/" } + ["<internal:"]).uniq
       end
 
       def initialize(harness:, inputs:, status:, dump:, filter:)
