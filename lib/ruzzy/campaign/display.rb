@@ -19,13 +19,18 @@ module Ruzzy
       end
 
       # Prints the status line if it is due.
-      # +lines+: [lines of the user's code, lines in all] reached, or nil.
-      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, lines: nil)
+      # +reached+: [lines, edges] of the user's code and lines in all, or nil.
+      def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, reached: nil)
         now = monotonic
         return unless now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
 
         @last_status = now
-        reached = lines ? "lines #{thousands(lines[0])} yours, #{thousands(lines[1])} in all  " : ""
+        reached = if reached
+                    lines, edges, all_lines = reached.map { |number| thousands(number) }
+                    "yours #{lines} lines #{edges} edges, all #{all_lines} lines  "
+                  else
+                    ""
+                  end
         text = format("[%<time>s] %<executions>s execs (%<rate>s/s)  %<reached>scov %<coverage>d  corpus %<corpus>d  " \
                       "findings %<findings>d in %<groups>d group%<plural>s",
                       time: clock(now - @started), reached:, executions: thousands(executions),

@@ -17,7 +17,7 @@ module Ruzzy
     # The thread checks while it holds the GVL, which the fuzzing thread
     # gives up only inside the target (at Ruby's safe points or blocking
     # calls): the exception lands in the input that overran. The same
-    # thread prints, every REACH_SECONDS, the lines the coverage reached
+    # thread prints, every REACH_SECONDS, the lines and edges the coverage reached
     # (Campaign.reached_line) for the supervisor's status line.
     module HangWatch
       # Raised in the target when it overruns; not a StandardError, so a
@@ -37,7 +37,7 @@ module Ruzzy
       REPEAT_SECONDS = 0.5
       # How often it looks.
       PERIOD = 0.1
-      # How often it prints the lines reached.
+      # How often it prints what the coverage reached.
       REACH_SECONDS = 5
 
       module_function
@@ -56,11 +56,11 @@ module Ruzzy
         @limit = [@limit, REPEAT_SECONDS].min if @limit
       end
 
-      # Prints the lines reached; returns when.
+      # Prints the lines and edges reached; returns when.
       def report_reach
-        reached = Ruzzy::Native._reached_lines.reject { |path, _| path.empty? }
-        users = reached.sum { |path, lines| UserCode.include?(path) ? lines : 0 }
-        $stderr.write(Campaign.reached_line(users, reached.values.sum))
+        reached = Ruzzy::Native._reached.reject { |path, _| path.empty? }
+        users = reached.select { |path, _| UserCode.include?(path) }.values
+        $stderr.write(Campaign.reached_line(users.sum(&:first), users.sum(&:last), reached.values.sum(&:first)))
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 

@@ -21,7 +21,7 @@ module Ruzzy
     # the first (OSS-Fuzz's value).
     REPEAT_TIMEOUT = 2
 
-    REACHED = /\A==ruzzy== reached: (\d+) lines of your code, (\d+) in all$/
+    REACHED = /\A==ruzzy== reached: (\d+) lines and (\d+) edges of your code, (\d+) lines in all$/
 
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
@@ -32,13 +32,13 @@ module Ruzzy
       "==ruzzy== new finding group #{identity.group} (#{identity.kind}): #{identity.title}\n"
     end
 
-    # The line a worker prints now and then: the distinct lines its
-    # coverage reached, in the user's code and in all.
-    def reached_line(users, all)
-      "==ruzzy== reached: #{users} lines of your code, #{all} in all\n"
+    # The line a worker prints now and then: the distinct lines and the
+    # edges its coverage reached in the user's code, and the lines in all.
+    def reached_line(lines, edges, all_lines)
+      "==ruzzy== reached: #{lines} lines and #{edges} edges of your code, #{all_lines} lines in all\n"
     end
 
-    # [users, all] of a reached_line, or nil.
+    # [lines, edges, all_lines] of a reached_line, or nil.
     def parse_reached(line)
       line.match(REACHED)&.captures&.map(&:to_i)
     end

@@ -172,7 +172,7 @@ module Ruzzy
                     corpus: progress&.corpus.to_i, groups: found.size,
                     findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
         @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round,
-                                   lines: @reached)
+                                   reached: @reached)
         @progress_log.record(now - @started, force: ended) { numbers.values_at(*LOGGED) }
       end
 

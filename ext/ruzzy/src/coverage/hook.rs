@@ -131,31 +131,27 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
     Ok(Some(hash))
 }
 
-/// `Ruzzy::Native._reached_lines`: `{path => lines}`, the distinct lines
-/// each instrumented file has reached so far (from the counters' first
-/// hits), for a campaign's status line. Not a hot path: it walks the map.
-pub fn reached_lines(ruby: &Ruby) -> Result<RHash, Error> {
+/// `Ruzzy::Native._reached`: `{path => [lines, counters]}`, for each
+/// instrumented file the distinct lines and the edge counters its code has
+/// reached so far (each counter counted in the file that first reached it),
+/// for a campaign's status line. Not a hot path: it walks the map.
+pub fn reached(ruby: &Ruby) -> Result<RHash, Error> {
     let hash = ruby.hash_new();
     let Some(coverage) = get() else {
         return Ok(hash);
     };
-    let mut lines: Vec<(u32, u32)> = (0..coverage.map.len())
+    let mut hits: Vec<(u32, u32)> = (0..coverage.map.len())
         .filter_map(|i| coverage.map.first_hit(i))
         .map(|(path, line)| (path.index(), line))
         .collect();
-    lines.sort_unstable();
-    lines.dedup();
-    let mut start = 0;
-    while start < lines.len() {
-        let path = lines[start].0;
-        let end = start
-            + lines[start..]
-                .iter()
-                .take_while(|(p, _)| *p == path)
-                .count();
-        let name = coverage.locator.paths.name(PathId::from_index(path));
-        hash.aset(ruby.str_from_slice(name), end - start)?;
-        start = end;
+    hits.sort_unstable();
+    for file in hits.chunk_by(|a, b| a.0 == b.0) {
+        let lines = 1 + file
+            .windows(2)
+            .filter(|pair| pair[0].1 != pair[1].1)
+            .count();
+        let name = coverage.locator.paths.name(PathId::from_index(file[0].0));
+        hash.aset(ruby.str_from_slice(name), (lines, file.len()))?;
     }
     Ok(hash)
 }
