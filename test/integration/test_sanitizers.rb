@@ -51,6 +51,9 @@ class TestSanitizers < Minitest::Test
       assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*ubsan_with_fuzzer\.so/, result.stderr)
       assert_match(/runtime error: signed integer overflow/, result.stderr)
       assert_equal "U", File.binread(File.join(dir, artifacts(dir).first))[0]
+      assert_match(%r{^==ruzzy== Reproduce: .*ruzzy --sanitizer\\=undefined harness\.rb \./#{artifacts(dir).first}$},
+                   result.stderr)
+      assert_equal 1, result.stderr.scan("==ruzzy== Reproduce:").size
     end
   end
 

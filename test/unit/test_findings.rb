@@ -90,6 +90,21 @@ class TestFindings < Minitest::Test
     refute_equal Identity.of_report(ASAN).group, Identity.of_report(other).group
   end
 
+  # A segfault in C code without a sanitizer has no native frames: the
+  # fuzz target's frames of ruzzy's Ruby backtrace tell two apart.
+  def test_a_crash_without_native_frames_is_grouped_by_its_ruby_frames
+    report = lambda do |method|
+      "==1== ERROR: libFuzzer: deadly signal\n==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n" \
+        "\tfrom /t/harness.rb:3:in '<top (required)>'\n\tfrom #{Ruzzy::OWN_FILES}ruzzy.rb:114:in 'fuzz'\n" \
+        "\tfrom /t/harness.rb:3:in 'block in <top (required)>'\n\tfrom /t/harness.rb:2:in '#{method}'\n" \
+        "NOTE: libFuzzer has rudimentary signal handlers.\nSUMMARY: libFuzzer: deadly signal\n"
+    end
+    identity = Identity.of_report(report.call("parse"))
+    assert_equal ["signal", "signal--deadly signal--parse@harness.rb--<top>@harness.rb",
+                  "deadly signal in parse (harness.rb) < <top> (harness.rb)"], identity.to_a
+    refute_equal identity.group, Identity.of_report(report.call("load")).group
+  end
+
   def test_a_process_that_died_without_a_report_is_still_a_group
     identity = Identity.of_report("INFO: Seed: 1\n")
     assert_equal "crash", identity.kind

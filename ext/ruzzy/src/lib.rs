@@ -60,6 +60,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     unsafe { ruzzy_link_sanitizer_callbacks() };
     findings::crash_frames::register_with_preload();
     findings::reproduce::register_with_asan();
+    findings::reproduce::register_with_preload();
     coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     engine::internal_error::install(ruzzy)?;

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "digest/sha1"
+require_relative "../own_files"
 
 module Ruzzy
   module Findings
@@ -55,6 +56,7 @@ module Ruzzy
         return ruby_exception(kind, rest) if %w[exception detector].include?(kind)
 
         frames = native_frames(rest, kind == "ubsan" ? text : nil)
+        frames = native_frames(ruby_backtrace(text), nil) if frames.empty?
         what = kind == "ubsan" ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
         title = [prefix, what].compact.join(": ")
         unless frames.empty?
@@ -89,6 +91,17 @@ module Ruzzy
       def self.frames(text)
         native_frames(text, nil)
       end
+
+      # The fuzz target's frames, in sanitizer form, of the Ruby backtrace
+      # ruzzy prints ("\tfrom path:line:in 'label'", innermost last) when
+      # there are no native frames to read: a segfault or a hang in C code
+      # without a sanitizer.
+      def self.ruby_backtrace(text)
+        require_relative "finding"
+        backtrace = text.scan(/^\tfrom (.+:\d+:in .+)$/).flatten.reverse
+        Finding.sanitizer_frames(backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) })
+      end
+      private_class_method :ruby_backtrace
 
       # Function (or Ruby method) names of the first stack trace in +text+
       # ("    #0 0x55 in name file:line"), the runtime's own frames left out,

@@ -125,7 +125,7 @@ module Ruzzy
       defaults_c = File.join(@work, "#{name}.defaults.c")
       File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
       compile(name, "-shared", "-fPIC", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
-              "-Wl,--wrap=__sanitizer_print_stack_trace",
+              "-Wl,--wrap=__sanitizer_print_stack_trace", "-Wl,--wrap=__sanitizer_set_death_callback",
               "-Wl,--whole-archive", copy, *rest.compact, "-Wl,--no-whole-archive", *LIBS)
     end
 

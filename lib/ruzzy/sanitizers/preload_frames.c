@@ -10,8 +10,15 @@
  * (ClusterFuzz) read. Otherwise (no printer, or a native crash) the
  * sanitizer's own stack trace is printed, as without the wrapper.
  *
- * Invariant: the wrapper runs in signal handlers; it only loads a pointer
- * and calls functions that are async-signal-safe themselves.
+ * Also linked with -Wl,--wrap=__sanitizer_set_death_callback: the death
+ * callback libFuzzer installs (it writes the crash file) runs after the
+ * one ruzzy_ext registers, which prints the Reproduce and Minimise lines
+ * of a sanitizer report that ends the process (UndefinedBehaviorSanitizer
+ * has no error report callback of its own, as AddressSanitizer has).
+ *
+ * Invariant: the wrappers run in signal handlers and dying processes; they
+ * only load pointers and call functions that are async-signal-safe
+ * themselves.
  */
 typedef int (*ruzzy_frame_printer)(void);
 
@@ -28,4 +35,29 @@ void __wrap___sanitizer_print_stack_trace(void) {
   if (function && function())
     return;
   __real___sanitizer_print_stack_trace();
+}
+
+typedef void (*ruzzy_death_callback)(void);
+
+static ruzzy_death_callback before_death;
+static ruzzy_death_callback engine_death_callback;
+
+void __real___sanitizer_set_death_callback(ruzzy_death_callback callback);
+
+void ruzzy_preload_set_before_death(ruzzy_death_callback function) {
+  __atomic_store_n(&before_death, function, __ATOMIC_RELEASE);
+}
+
+static void on_death(void) {
+  ruzzy_death_callback first = __atomic_load_n(&before_death, __ATOMIC_ACQUIRE);
+  ruzzy_death_callback then = __atomic_load_n(&engine_death_callback, __ATOMIC_ACQUIRE);
+  if (first)
+    first();
+  if (then)
+    then();
+}
+
+void __wrap___sanitizer_set_death_callback(ruzzy_death_callback callback) {
+  __atomic_store_n(&engine_death_callback, callback, __ATOMIC_RELEASE);
+  __real___sanitizer_set_death_callback(on_death);
 }

@@ -178,6 +178,26 @@ pub fn register_with_asan() {
     }
 }
 
+/// Runs before libFuzzer's death callback in a sanitizer preload built by
+/// ruzzy: a sanitizer report that ends the process (UBSan's, which has no
+/// report callback; ASan's was printed already, and [`print`] prints once).
+extern "C" fn before_death() {
+    print();
+}
+
+/// Registers [`before_death`] with a sanitizer preload built by ruzzy (an
+/// older build, or another tool's, has no such hook: nothing happens).
+pub fn register_with_preload() {
+    type SetCallback = unsafe extern "C" fn(extern "C" fn());
+    if let Some(set) = crate::rb::dl::lookup(c"ruzzy_preload_set_before_death") {
+        // SAFETY: the preload defines this symbol with exactly this
+        // signature (lib/ruzzy/sanitizers/preload_frames.c).
+        let set: SetCallback = unsafe { std::mem::transmute(set) };
+        // SAFETY: stores a function pointer that lives as long as the process.
+        unsafe { set(before_death) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
