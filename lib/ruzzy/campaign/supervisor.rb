@@ -10,6 +10,7 @@ require_relative "progress_log"
 require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../engine/libfuzzer_args"
+require_relative "../shown_path"
 
 module Ruzzy
   module Campaign
@@ -63,7 +64,7 @@ module Ruzzy
         seconds = now - @started
         @display.news("ruzzy: campaign: #{@executions} executions in #{seconds.round} s " \
                       "(#{(@executions / [seconds, 1e-3].max).round}/s), #{@workers} worker(s)")
-        @display.summary(groups, groups.map(&:name) - @before.keys, relative(@store.dir))
+        @display.summary(groups, groups.map(&:name) - @before.keys, ShownPath.of(@store.dir))
         return EXIT_FINDING unless groups.empty?
 
         @interrupted ? EXIT_INTERRUPTED : status
@@ -81,8 +82,8 @@ module Ruzzy
                               "directory" => Dir.pwd, "environment" => ENV.slice(*CAMPAIGN_ENVIRONMENT),
                               "timeout" => @args.given?("timeout") ? @args.timeout : nil)
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
-        @display.news("ruzzy: campaign: findings in #{relative(@store.dir)}/, corpus in " \
-                      "#{@corpus.map { |dir| relative(dir) }.join(", ")}, log in #{relative(log_path)}")
+        @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in " \
+                      "#{@corpus.map { |dir| ShownPath.of(dir) }.join(", ")}, log in #{ShownPath.of(log_path)}")
       end
 
       # Runs workers until one ends without a finding; returns its status.
@@ -212,7 +213,7 @@ module Ruzzy
             next unless File.file?(file) && File.size(file) == input.bytesize && File.binread(file) == input
 
             FileUtils.mv(file, File.join(@store.dir, identity.group, "from-corpus-#{File.basename(file)}"))
-            @display.news("  moved #{relative(file)} (it ends every worker) into #{identity.group}/")
+            @display.news("  moved #{ShownPath.of(file)} (it ends every worker) into #{identity.group}/")
           end
         end
       end
@@ -267,10 +268,6 @@ module Ruzzy
 
       def now
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
-      end
-
-      def relative(path)
-        path.start_with?("#{Dir.pwd}/") ? path.delete_prefix("#{Dir.pwd}/") : path
       end
     end
   end

@@ -7,6 +7,7 @@ require "digest/sha1"
 require_relative "../exit_status"
 require_relative "command_options"
 require_relative "../findings/store"
+require_relative "../shown_path"
 
 module Ruzzy
   # `ruzzy ci`: fuzzes every fuzz test of a project for a fixed time each and
@@ -108,7 +109,7 @@ module Ruzzy
       log = File.join(@log_dir, "#{FuzzTest.slug(test.name)}.log")
       corpus = corpus_of(test)
       before = count_files(corpus)
-      findings = File.join(@log_dir, "findings", FuzzTest.slug("#{relative(test.file)} #{test.name}"))
+      findings = File.join(@log_dir, "findings", FuzzTest.slug("#{ShownPath.of(test.file)} #{test.name}"))
       FileUtils.rm_rf(findings)
       campaign = @keep_going ? ["--findings=#{findings}"] : []
       command = [RbConfig.ruby, @program, *campaign, "run-test", test.file, test.name, "-max_total_time=#{@seconds}",
@@ -157,7 +158,7 @@ module Ruzzy
 
     def report(result)
       test = result.test
-      where = "#{test.name} (#{relative(test.file)})"
+      where = "#{test.name} (#{ShownPath.of(test.file)})"
       case result.status
       when EXIT_OK
         @out.puts "  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"
@@ -171,18 +172,14 @@ module Ruzzy
     def report_finding(where, result)
       if result.groups.empty?
         @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"
-        @out.puts "         input: #{relative(result.artifact)}" if result.artifact
+        @out.puts "         input: #{ShownPath.of(result.artifact)}" if result.artifact
         @out.puts "         it now fails as a regression example in the ordinary test run"
         return
       end
       @out.puts "  FOUND  #{where}: #{result.groups.size} bug(s), #{result.groups.sum(&:findings)} finding(s)"
       result.groups.each { |group| @out.puts "         #{group.name}: #{group.title}" }
       @out.puts "         each now fails as a regression example in the ordinary test run; " \
-                "ruzzy findings #{relative(File.dirname(result.groups.first.dir))} shows them"
-    end
-
-    def relative(path)
-      path.start_with?("#{Dir.pwd}/") ? path.delete_prefix("#{Dir.pwd}/") : path
+                "ruzzy findings #{ShownPath.of(File.dirname(result.groups.first.dir))} shows them"
     end
   end
 end

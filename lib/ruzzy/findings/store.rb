@@ -59,14 +59,7 @@ module Ruzzy
                   else
                     :repeat
                   end
-        if outcome == :repeat
-          flush_later(group)
-        else
-          group.bytes = input.bytesize
-          write(File.join(group.dir, INPUT), input)
-          write(File.join(group.dir, REPORT), report)
-          write_group(group)
-        end
+        outcome == :repeat ? flush_later(group) : replace_input(group, input, report)
         outcome
       end
 
@@ -76,10 +69,7 @@ module Ruzzy
         group = @groups[identity.group] ||= load_group(identity.group)
         return false unless group && input.bytesize < group.bytes.to_i
 
-        group.bytes = input.bytesize
-        write(File.join(group.dir, INPUT), input)
-        write(File.join(group.dir, REPORT), report)
-        write_group(group)
+        replace_input(group, input, report)
         true
       end
 
@@ -136,6 +126,14 @@ module Ruzzy
         Group.new(**fields, name:, dir: File.join(@dir, name))
       rescue JSON::ParserError, SystemCallError
         nil
+      end
+
+      # Makes +input+ and its +report+ the group's, and writes the group.
+      def replace_input(group, input, report)
+        group.bytes = input.bytesize
+        write(File.join(group.dir, INPUT), input)
+        write(File.join(group.dir, REPORT), report)
+        write_group(group)
       end
 
       def flush_later(group)

@@ -3,6 +3,7 @@
 require "cgi"
 require "fileutils"
 require "json"
+require_relative "../../shown_path"
 
 module Ruzzy
   module Cov
@@ -175,7 +176,7 @@ module Ruzzy
 
       # +path+ as the report shows it: relative to the project when inside it.
       def shown(path)
-        path.start_with?(@root) ? path.delete_prefix(@root) : path
+        ShownPath.of(path, @root)
       end
 
       # line => names of branch arms starting there that were never taken
