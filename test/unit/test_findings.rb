@@ -75,12 +75,23 @@ class TestFindings < Minitest::Test
       "#0 0x0 in <top> /t/h.rb:2\n#1 0x0 in loop /t/h.rb:2\n#2 0x0 in <top> /t/h.rb:2\n",
       "#0 0x0 in <top> /t/h.rb:2\n#1 0x0 in loop <internal:kernel>:168\n#2 0x0 in <top> /t/h.rb:2\n",
       "#0 0x0 in loop <internal:kernel>:160\n#1 0x0 in <top> /t/h.rb:2\n",
-      "#0 0x0 in hash /t/h.rb:2\n#1 0x0 in <top> /t/h.rb:2\n#2 0x0 in loop /t/h.rb:2\n#3 0x0 in <top> /t/h.rb:2\n"
+      "#0 0x0 in hash /t/h.rb:2\n#1 0x0 in <top> /t/h.rb:2\n#2 0x0 in loop /t/h.rb:2\n#3 0x0 in <top> /t/h.rb:2\n",
+      "#0 0x0 in String#hash /t/h.rb:2\n#1 0x0 in <top> /t/h.rb:2\n#2 0x0 in Kernel#loop <internal:kernel>:168\n" \
+      "#3 0x0 in <top> /t/h.rb:2\n"
     ]
     groups = frames.map do |stack|
       Identity.of_report("==1== ERROR: libFuzzer: timeout after 2 seconds\n#{stack}").group
     end
     assert_equal 1, groups.uniq.size, groups.inspect
+  end
+
+  # Ruby 3.4 names a method with its owner (Object#spin), 3.3 without.
+  def test_a_hang_is_one_group_on_every_ruby
+    groups = ["Object#spin", "spin"].map do |name|
+      Identity.of_report("==1== ERROR: libFuzzer: timeout after 2 seconds\n" \
+                         "#0 0x0 in #{name} /t/h.rb:3\n#1 0x0 in <top> /t/h.rb:5\n")
+    end
+    assert_equal ["timeout--timeout--spin@h.rb--<top>@h.rb"], groups.map(&:token).uniq
   end
 
   def test_line_numbers_and_addresses_do_not_split_a_group

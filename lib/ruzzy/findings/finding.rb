@@ -184,7 +184,13 @@ module Ruzzy
     # file:method of a frame, the same on every Ruby version.
     def normalize_frame(frame)
       path, label = frame.split(/:\d+:in /, 2)
-      "#{File.basename(path.to_s)}:#{method_label(label).sub(LABEL_OWNER, "")}"
+      "#{File.basename(path.to_s)}:#{method_name(label)}"
+    end
+
+    # The method a backtrace label names, without the owner Ruby 3.4 adds:
+    # the same on every Ruby version.
+    def method_name(label)
+      method_label(label).sub(LABEL_OWNER, "")
     end
 
     # The method a backtrace label names, without quotes or Ruby's "block

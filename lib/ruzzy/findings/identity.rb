@@ -48,6 +48,7 @@ module Ruzzy
       # The identity of a finding reported as +text+ (one report: from its
       # first line to the end of libFuzzer's summary).
       def self.of_report(text)
+        require_relative "finding" # (which requires this file)
         text = text.scrub
         kind, detail, prefix, at = headline(text)
         return Identity.new("crash", "crash", "the process ended without a report") unless kind
@@ -97,7 +98,6 @@ module Ruzzy
       # there are no native frames to read: a segfault or a hang in C code
       # without a sanitizer.
       def self.ruby_backtrace(text)
-        require_relative "finding"
         backtrace = text.scan(/^\tfrom (.+:\d+:in .+)$/).flatten.reverse
         Finding.sanitizer_frames(backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) })
       end
@@ -133,9 +133,10 @@ module Ruzzy
       end
       private_class_method :first_stack
 
-      # Ruby frames (address 0x0, as ruzzy prints them) of Ruby's own
-      # methods are left out, so that a hang is one group wherever the
-      # timeout caught it: those written in Ruby are in "<internal:...>"
+      # Ruby frames (address 0x0, as ruzzy prints them) are named without
+      # the owner Ruby 3.4 adds (the same group on every Ruby); those of
+      # Ruby's own methods are left out, so that a hang is one group
+      # wherever the timeout caught it: those written in Ruby are in "<internal:...>"
       # (Kernel#loop from Ruby 3.3 on), those written in C carry their
       # caller's file and line (String#hash).
       def self.without_ruby_builtins(frames)
@@ -143,7 +144,10 @@ module Ruzzy
         kept = frames.each_with_index.reject do |(_, location, line), index|
           line.include?(" 0x0 in ") && frames[index + 1] && frames[index + 1][1] == location
         end
-        kept.map { |(name, location, line), _| [name, location.sub(/:\d+(?::\d+)?\z/, ""), line] }
+        kept.map do |(name, location, line), _|
+          name = Finding.method_name(name) if line.include?(" 0x0 in ")
+          [name, location.sub(/:\d+(?::\d+)?\z/, ""), line]
+        end
       end
       private_class_method :without_ruby_builtins
 
