@@ -11,6 +11,7 @@
 //! handler here is async-signal-safe.
 
 pub mod crash_frames;
+pub mod frame_token;
 pub mod report;
 pub mod reproduce;
 pub mod ruby_backtrace;

@@ -39,14 +39,22 @@ type ReplayedFile = ([u8; 20], Box<[u8]>);
 static REPRODUCTION: OnceLock<Reproduction> = OnceLock::new();
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
-/// `Ruzzy::Native._configure_reproduction(command, prefix, exact, files)`:
-/// `files` is an Array of [sha1 hex, path]. Only the first call counts.
+/// `Ruzzy::Native._configure_reproduction(command, prefix, exact, files,
+/// own_files)`: `files` is an Array of [sha1 hex, path]; `own_files` what
+/// ruzzy's Ruby files start with (for [`crate::findings::frame_token`]).
+/// Only the first call counts.
 pub fn configure(
     command: RString,
     prefix: RString,
     exact: Option<RString>,
     files: RArray,
+    own_files: RString,
 ) -> Result<(), Error> {
+    let preloaded = matches!(
+        crate::engine::libfuzzer::get().origin,
+        crate::engine::libfuzzer::Origin::Preloaded { .. }
+    );
+    crate::findings::frame_token::configure(&bytes(own_files), preloaded);
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;

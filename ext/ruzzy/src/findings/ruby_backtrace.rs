@@ -16,6 +16,7 @@
 //! Invariant: nothing here allocates, takes a lock or calls Ruby, except
 //! the postponed job, which runs where Ruby allows anything.
 
+use crate::findings::frame_token::Token;
 use crate::rb::value::Frame;
 use crate::rb::{self, interpreter_layout};
 use std::ffi::c_void;
@@ -39,7 +40,8 @@ pub fn write_stderr(bytes: &[u8]) {
 }
 
 /// Prints `headline` and the Ruby frames of this thread, innermost last,
-/// as `rb_backtrace` would. Returns whether any frame was found.
+/// as `rb_backtrace` would, then their `DEDUP_TOKEN:` line
+/// ([`crate::findings::frame_token`]). Returns whether any frame was found.
 pub fn print_raw(headline: &str) -> bool {
     write_stderr(headline.as_bytes());
     let mut printed = false;
@@ -47,6 +49,7 @@ pub fn print_raw(headline: &str) -> bool {
     // whose frames are live while it is stopped in this handler.
     // No Ruby code runs while the target is stopped here.
     let strings = unsafe { Frame::enter() };
+    let mut token = Token::new();
     // SAFETY: as above.
     unsafe {
         interpreter_layout::each_ruby_frame(|frame| {
@@ -54,6 +57,7 @@ pub fn print_raw(headline: &str) -> bool {
             let mut cursor = Cursor::new(&mut line[..]);
             let path = strings.string_bytes(frame.path).unwrap_or(b"?");
             let label = strings.string_bytes(frame.label).unwrap_or(b"?");
+            token.push(path, label);
             let number = rb::iseq_line(frame.iseq, frame.position);
             let _ = cursor
                 .write_all(b"\tfrom ")
@@ -69,6 +73,7 @@ pub fn print_raw(headline: &str) -> bool {
     if !printed {
         write_stderr(b"\t(no Ruby frames could be read on this Ruby)\n");
     }
+    token.print();
     printed
 }
 
