@@ -161,6 +161,9 @@ class TestFaults < Minitest::Test
       assert_match(/ERROR: libFuzzer: out-of-memory/, result.stderr)
       assert_equal 1, artifacts(dir, "oom-").size
       assert_match(%r{^==ruzzy== Reproduce: .*ruzzy harness\.rb \./#{artifacts(dir, "oom-").first}$}, result.stderr)
+      assert_match(/==ruzzy== Ruby backtrace of the fuzz target(?:.*\n)*\tfrom .*harness\.rb:\d+:in .block in/,
+                   result.stderr)
+      assert_match(/^DEDUP_TOKEN: <top>@harness\.rb$/, result.stderr, "the OOM's identity")
     end
   end
 

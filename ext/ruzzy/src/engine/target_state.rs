@@ -124,6 +124,12 @@ pub fn timed_out() -> bool {
     timeout > 0 && elapsed + 50_000_000 >= timeout * 1_000_000_000
 }
 
+/// The thread running the target, if it is inside the target right now.
+pub fn fuzzing_thread_in_target() -> Option<libc::pthread_t> {
+    let thread = FUZZING_THREAD.load(Ordering::Relaxed);
+    (IN_TARGET.load(Ordering::Relaxed) && thread != 0).then_some(thread as libc::pthread_t)
+}
+
 /// Whether the target is running on this thread right now.
 pub fn running_here() -> bool {
     IN_TARGET.load(Ordering::Relaxed) && FUZZING_THREAD.load(Ordering::Relaxed) == current_thread()

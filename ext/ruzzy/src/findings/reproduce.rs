@@ -107,9 +107,11 @@ pub fn print() {
 }
 
 /// libFuzzer's memory watcher found the process over `-rss_limit_mb`
-/// (on its own thread) and writes `oom-<sha1>` next.
+/// (on its own thread) and writes `oom-<sha1>` next: the running target's
+/// Ruby backtrace (with its `DEDUP_TOKEN:` line), then the commands.
 #[no_mangle]
 pub extern "C" fn ruzzy_print_oom_reproduction() {
+    crate::findings::ruby_backtrace::print_on_fuzzing_thread();
     if let Some(input) = target_state::input_in_progress() {
         print_for(input, b"oom-");
     }

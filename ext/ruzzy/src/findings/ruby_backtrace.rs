@@ -21,10 +21,13 @@ use crate::rb::value::Frame;
 use crate::rb::{self, interpreter_layout};
 use std::ffi::c_void;
 use std::io::{Cursor, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What runs after the job has printed the backtrace (set once).
 static THEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The fuzzing thread answered [`print_on_fuzzing_thread`].
+static ANSWERED: AtomicBool = AtomicBool::new(false);
 
 /// Writes `bytes` to standard error (`write(2)`: async-signal-safe).
 pub fn write_stderr(bytes: &[u8]) {
@@ -75,6 +78,47 @@ pub fn print_raw(headline: &str) -> bool {
     }
     token.print();
     printed
+}
+
+/// From another thread (libFuzzer's memory watcher, which found the process
+/// over `-rss_limit_mb`): has the fuzzing thread print its Ruby backtrace,
+/// as after a crash, and waits for it up to a second. A real-time signal
+/// interrupts the fuzzing thread; its handler does what a crash handler
+/// does ([`print_raw`] through `target_state`). Nothing when no input is
+/// running.
+pub fn print_on_fuzzing_thread() {
+    extern "C" fn answer(_signal: libc::c_int) {
+        crate::engine::target_state::print_ruby_backtrace(
+            crate::findings::symbolize::BACKTRACE_HEADLINE,
+        );
+        ANSWERED.store(true, Ordering::Release);
+    }
+    let Some(thread) = crate::engine::target_state::fuzzing_thread_in_target() else {
+        return;
+    };
+    let signal = libc::SIGRTMIN() + 4;
+    // SAFETY: installs a handler for a real-time signal nothing else in the
+    // process uses, then sends it to the fuzzing thread (a live thread:
+    // it is inside the target). Both calls are plain system calls.
+    let sent = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = answer as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_ONSTACK;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
+            && libc::pthread_kill(thread, signal) == 0
+    };
+    for _ in 0..100 {
+        if !sent || ANSWERED.load(Ordering::Acquire) {
+            break;
+        }
+        let pause = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 10_000_000,
+        };
+        // SAFETY: sleeps on a valid timespec.
+        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+    }
 }
 
 /// Prints `headline` and Ruby's own backtrace (exact lines). Only at a
