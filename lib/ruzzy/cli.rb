@@ -9,6 +9,7 @@ require_relative "cli/command_options"
 require_relative "test_frameworks/fuzz_test"
 require_relative "cli/ci"
 require_relative "cli/oss_fuzz"
+require_relative "cli/build_ext"
 require_relative "cli/cov"
 require_relative "cli/findings"
 require_relative "campaign/supervisor"
@@ -33,6 +34,7 @@ module Ruzzy
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
              ruzzy ci [--seconds=N] [PATH...]
              ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--sanitizer=NAME]
+             ruzzy build-ext GEM_OR_DIR [--install-dir=DIR] [--sanitizer=NAME] [-O LEVEL]
              ruzzy cov [-o REPORT_DIR] HARNESS.rb CORPUS...
              ruzzy findings [DIR] [show GROUP | replay [GROUP...] | minimise GROUP]
 
@@ -42,6 +44,8 @@ module Ruzzy
       ruzzy's bundled C extension under AddressSanitizer (an installation check).
       `ruzzy run-test` fuzzes one fuzz_test of a Minitest or RSpec file, writing
       into its corpus directory; `ruzzy ci` fuzzes all of them (ruzzy ci --help).
+      `ruzzy build-ext` builds a C extension gem for fuzzing under a sanitizer
+      (ruzzy build-ext --help).
 
       Options (before HARNESS.rb):
         --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
@@ -176,6 +180,7 @@ module Ruzzy
       io = { out: @out, err: @err }
       if subcommand?(word, "ci") then CI.new(args, **io, program: @program)
       elsif subcommand?(word, "oss-fuzz-build") then OssFuzz.new(args, **io)
+      elsif subcommand?(word, "build-ext") then BuildExt.new(args, **io)
       elsif subcommand?(word, "cov") then Cov::Command.new(args, **io, sanitizer: @sanitizer, program: @program)
       elsif subcommand?(word, "findings") then Findings::Command.new(args, **io)
       end

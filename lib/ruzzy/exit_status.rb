@@ -12,6 +12,10 @@ module Ruzzy
   # started; `ruzzy ci`: a fuzz test could not run.
   EXIT_HARNESS_ERROR = 1
 
+  # `ruzzy build-ext`: the build failed, or built an extension that is not
+  # instrumented for fuzzing.
+  EXIT_BUILD_FAILED = 1
+
   # ruzzy was used wrongly: unknown command-line options, a missing harness,
   # a fuzz target returning something other than nil, 0 or -1.
   EXIT_USAGE = 2

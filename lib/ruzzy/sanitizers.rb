@@ -17,6 +17,10 @@ module Ruzzy
     }.freeze
     ALIASES = { "asan" => "address", "ubsan" => "undefined" }.freeze
     STATUS_FILE = "sanitizers.txt"
+    # The status line naming the clang the preloads were built with, and
+    # the lines that say something could not be built.
+    CLANG_LABEL = "clang:"
+    PROBLEM = /\A(?:missing|failed):/
 
     # What a Ruby process needs from each runtime: no leak report at exit
     # (Ruby frees little then: every input would end in one), no alternate
@@ -83,15 +87,26 @@ module Ruzzy
             "was installed: #{build_report}"
     end
 
-    # What the install-time build said (one line per artifact).
+    # What the install-time build said it could not build.
     def build_report
-      status = File.join(native_dir, STATUS_FILE)
-      report = File.file?(status) ? File.read(status).lines.map(&:strip).reject(&:empty?) : []
-      missing = report.grep_v(/\Abuilt:/)
+      missing = status_lines.grep(PROBLEM)
       return missing.join("; ") unless missing.empty?
 
       "install clang and its sanitizer runtimes (Debian/Ubuntu: apt-get install clang " \
         "libclang-rt-14-dev), then reinstall ruzzy (gem pristine ruzzy)"
+    end
+
+    # The clang the preloads were built with (its runtime is the one
+    # preloaded), or nil when they were not built.
+    def clang
+      line = status_lines.find { |text| text.start_with?(CLANG_LABEL) }
+      line && line.delete_prefix(CLANG_LABEL).strip
+    end
+
+    # The lines of the install-time build's status file.
+    def status_lines
+      status = File.join(native_dir, STATUS_FILE)
+      File.file?(status) ? File.read(status).lines.map(&:strip).reject(&:empty?) : []
     end
 
     # Whether +file+ is in LD_PRELOAD.

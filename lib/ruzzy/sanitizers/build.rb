@@ -13,7 +13,8 @@ module Ruzzy
   #   asan_with_fuzzer.so   AddressSanitizer + libFuzzer, to LD_PRELOAD
   #   ubsan_with_fuzzer.so  UndefinedBehaviorSanitizer + libFuzzer, to LD_PRELOAD
   #   dummy.so              Ruzzy.dummy's C extension (ASan, heap-use-after-free)
-  #   sanitizers.txt        what was built, or what is missing and how to get it
+  #   sanitizers.txt        what was built, or what is missing and how to get it,
+  #                         and the clang it was built with (`ruzzy build-ext` uses it)
   #
   # Run at `gem install` by ext/ruzzy/build_sanitizers.rb, and by `ruzzy
   # oss-fuzz-build` with the build's own clang, so the preloaded runtime is
@@ -74,13 +75,24 @@ module Ruzzy
 
     def clang_found?
       _, status = Open3.capture2e(@clang, "--version")
-      return true if status.success?
+      if status.success?
+        @status << "#{Sanitizers::CLANG_LABEL} #{absolute(@clang)}"
+        return true
+      end
 
       @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
       false
     rescue SystemCallError
       @status << "missing: clang (#{@clang}); #{INSTALL_HINT}"
       false
+    end
+
+    # +command+ as a path (found on PATH when it names no directory).
+    def absolute(command)
+      return File.expand_path(command) if command.include?("/")
+
+      found = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, command) }
+      found.find { |path| File.file?(path) && File.executable?(path) } || command
     end
 
     # Path of a compiler-rt archive, or nil. Clang keeps its runtimes in one

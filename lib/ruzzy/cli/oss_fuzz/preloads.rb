@@ -32,7 +32,7 @@ module Ruzzy
         Dir.mktmpdir("ruzzy-preloads") do |work|
           build = SanitizerBuild.new(work, clang: compiler, dummy: false, quiet: true).run
           unless build.preloads_built?
-            problems = build.status.grep_v(/\Abuilt:/)
+            problems = build.status.grep(Sanitizers::PROBLEM)
             return "kept the gem's own sanitizer preloads (#{compiler} could not build them: #{problems.join("; ")})"
           end
 

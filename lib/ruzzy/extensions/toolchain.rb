@@ -1,0 +1,126 @@
+# frozen_string_literal: true
+
+require "open3"
+require "rbconfig"
+require_relative "../sanitizers"
+
+module Ruzzy
+  module Extensions
+    # The compiler and flags a C or C++ extension is built with for fuzzing,
+    # as the environment mkmf and make read (CC, CXX, LDSHARED, LDSHAREDXX,
+    # CFLAGS, CXXFLAGS and MAKE with --environment-overrides, so they win
+    # over the compiler and flags the Makefile names).
+    #
+    # Two sources, never mixed:
+    # - the builder's: when CFLAGS already asks for a sanitizer (OSS-Fuzz's
+    #   and ClusterFuzzLite's compile step sets CC, CFLAGS and SANITIZER),
+    #   its compiler and flags, with libFuzzer's coverage and -fPIC added
+    #   when missing;
+    # - ruzzy's: the clang the preloads were built with (so the extension
+    #   and the preloaded runtime agree), Ruby's own compile flags at the
+    #   chosen optimisation level, and the sanitizer, libFuzzer coverage,
+    #   frame pointers and no _FORTIFY_SOURCE (whose checked copies of
+    #   memcpy and friends would abort before AddressSanitizer reports).
+    class Toolchain
+      # The optimisation level that fuzzes fastest while the planted bugs of
+      # test/fixtures/planted_bugs are all still reported (docs/c-extensions.md).
+      DEFAULT_LEVEL = "2"
+      LEVELS = %w[0 1 2 3 s g].freeze
+      COVERAGE = "-fsanitize=fuzzer-no-link"
+      ADDED = %w[-fno-omit-frame-pointer -fno-common -fPIC -U_FORTIFY_SOURCE].freeze
+
+      # +sanitizer+: "address" or "undefined" (nil: the builder's, else
+      # address); +level+: an -O level (nil: DEFAULT_LEVEL).
+      def initialize(sanitizer: nil, level: nil, env: ENV)
+        @env = env
+        @builder = env.fetch("CFLAGS", "").include?("-fsanitize=")
+        @sanitizer = sanitizer || (@builder ? builder_sanitizer : "address")
+        @level = level || DEFAULT_LEVEL
+      end
+
+      # The sanitizer the extension is built (and checked) for.
+      attr_reader :sanitizer
+
+      # Whether the builder's compiler and flags are used.
+      def builder?
+        @builder
+      end
+
+      def cc
+        @cc ||= @builder ? @env.fetch("CC", "clang") : clang
+      end
+
+      def cxx
+        @cxx ||= @builder ? @env.fetch("CXX", "clang++") : cc.sub(/clang(?=[^\/]*\z)/, "clang++")
+      end
+
+      # The variables to build with.
+      def environment
+        {
+          "CC" => cc, "CXX" => cxx, "LDSHARED" => "#{cc} -shared", "LDSHAREDXX" => "#{cxx} -shared",
+          "CFLAGS" => cflags, "CXXFLAGS" => cxxflags, "MAKE" => make
+        }
+      end
+
+      def cflags
+        @builder ? completed(@env.fetch("CFLAGS")) : ruzzy_flags(RbConfig::CONFIG["CFLAGS"])
+      end
+
+      def cxxflags
+        @builder ? completed(@env.fetch("CXXFLAGS", @env.fetch("CFLAGS"))) : ruzzy_flags(RbConfig::CONFIG["CXXFLAGS"])
+      end
+
+      # make as RubyGems and ruzzy run it: the environment's variables win.
+      def make
+        make = @env.fetch("MAKE", "make")
+        make.include?("--environment-overrides") ? make : "#{make} --environment-overrides"
+      end
+
+      # The compiler's first --version line ("" when it cannot be run).
+      def version
+        output, = Open3.capture2e(cc, "--version")
+        output.lines.first.to_s.strip
+      rescue SystemCallError
+        ""
+      end
+
+      # One line saying what the extension is built with.
+      def description
+        source = @builder ? "the builder's compiler and flags (CFLAGS asks for a sanitizer)" : "-O#{@level}, #{@sanitizer}"
+        "#{cc} (#{version.empty? ? "not found" : version}); #{source}"
+      end
+
+      private
+
+      # Ruby's own flags for extensions, at @level, plus the sanitizer's.
+      def ruzzy_flags(ruby_flags)
+        own = ruby_flags.to_s.split.reject { |flag| flag.match?(/\A-O/) }
+        [*own, "-O#{@level}", *ADDED, "-fsanitize=#{@sanitizer}", COVERAGE].uniq.join(" ")
+      end
+
+      # The builder's flags with what fuzzing a Ruby extension needs added.
+      def completed(flags)
+        words = flags.split
+        words << COVERAGE unless words.any? { |word| word.match?(/\A-fsanitize=.*\bfuzzer(?:-no-link)?\b/) }
+        words << "-fPIC" unless words.include?("-fPIC")
+        words.join(" ")
+      end
+
+      def builder_sanitizer
+        named = @env.fetch("SANITIZER", "")
+        return named if Sanitizers::FILES.key?(named)
+
+        @env.fetch("CFLAGS").include?("address") ? "address" : "undefined"
+      end
+
+      # The clang whose runtime the preloads carry, else RUZZY_CLANG or clang.
+      def clang
+        recorded = Sanitizers.clang
+        return recorded if recorded && File.executable?(recorded)
+
+        explicit = @env.fetch("RUZZY_CLANG", "")
+        explicit.empty? ? "clang" : explicit
+      end
+    end
+  end
+end
