@@ -8,6 +8,7 @@ require_relative "../findings/expected_exceptions"
 require_relative "../findings/store"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
+require_relative "../extensions/loaded_check"
 
 module Ruzzy
   # The fuzzing run of this process (there is at most one: libFuzzer runs
@@ -139,6 +140,7 @@ module Ruzzy
       args = LiteralDictionary.add_to(args) if literal_dict && !hook_groups.empty?
       Detectors.install(detectors)
       clear_stack_poisoning_on_raise
+      Extensions::LoadedCheck.warnings.each { |line| warn line }
       configure_reproduction(args)
       args
     end
