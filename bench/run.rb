@@ -312,6 +312,64 @@ module Bench
   end
 end
 
+# C-extension gems built for fuzzing (bench/c_extensions.rb).
+module Bench
+  # Ruzzy 0.8's gem home, for its column: `gem install ruzzy -v 0.8.0
+  # --install-dir DIR` with the environment its README gives.
+  RUZZY_0_8_HOME = ENV.fetch("BENCH_RUZZY_0_8_HOME", nil)
+  LEVELS = %w[1 2 3].freeze
+
+  module_function
+
+  # Executions per second on each gem's fixed document: built with the flags
+  # docs/c-extensions.md and Ruzzy 0.8 gave (no -O), and by `ruzzy
+  # build-ext` at each level; the same recipe build under Ruzzy 0.8 when
+  # BENCH_RUZZY_0_8_HOME names its gem home.
+  def c_extensions
+    require_relative "c_extensions"
+    rows = Dir.mktmpdir("ruzzy-bench-cext") do |work|
+      CExtensions::GEMS.keys.map { |name| c_extension_row(name, work) }
+    end
+    header = ["gem", "recipe (no -O)", *LEVELS.map { |level| "build-ext -O#{level}" }, "-O2 / recipe"]
+    header += ["Ruzzy 0.8, recipe", "ruzzy -O2 / Ruzzy 0.8"] if RUZZY_0_8_HOME
+    table("C extensions under AddressSanitizer: execs/s on a fixed document, #{SECONDS} s each", header, rows)
+  end
+
+  def c_extension_row(name, work)
+    recipe = CExtensions.unpack(name, File.join(work, "recipe"))
+    CExtensions.build(recipe, env: CExtensions::RECIPE)
+    speeds = { recipe: fixed_input_speed(name, recipe) }
+    LEVELS.each do |level|
+      dir = CExtensions.unpack(name, File.join(work, "O#{level}"))
+      CExtensions.build(dir, "-O", level)
+      speeds[level] = fixed_input_speed(name, dir)
+    end
+    row = [name, fmt(speeds[:recipe]), *LEVELS.map { |level| fmt(speeds[level]) },
+           "#{fmt(speeds["2"] / speeds[:recipe], 2)}x"]
+    return row unless RUZZY_0_8_HOME
+
+    old = fixed_input_speed(name, recipe, ruzzy_0_8: true)
+    row + [fmt(old), "#{fmt(speeds["2"] / old, 2)}x"]
+  end
+
+  # average exec/s of the fixed-input harness on the gem built in +dir+.
+  def fixed_input_speed(name, dir, ruzzy_0_8: false)
+    env = CExtensions.harness_env(name, dir)
+    flags = ["-max_total_time=#{SECONDS}", "-print_final_stats=1"]
+    output, = if ruzzy_0_8
+                home = { "GEM_HOME" => RUZZY_0_8_HOME, "GEM_PATH" => RUZZY_0_8_HOME }
+                asan, = Open3.capture2(home, RbConfig.ruby, "-rruzzy", "-e", "print Ruzzy::ASAN_PATH")
+                run(RbConfig.ruby, CExtensions::HARNESS, *flags, env: env.merge(home, "LD_PRELOAD" => asan))
+              else
+                ruzzy("--sanitizer=address", CExtensions::HARNESS, *flags, env:)
+              end
+    speed = output[/stat::average_exec_per_sec:\s+(\d+)/, 1]
+    raise "no exec/s from #{name} in #{dir}:\n#{output.lines.last(20).join}" unless speed
+
+    Float(speed)
+  end
+end
+
 # The bug detectors' examples (examples/detectors/NAME/fuzz.rb and fuzz_safe.rb).
 module Bench
   DETECTOR_EXAMPLES = %w[command_injection path_traversal deserialization code_injection redos].freeze
@@ -392,7 +450,7 @@ module Bench
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers campaign solves
-              detectors detector_cost instructions].freeze
+              detectors detector_cost instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
