@@ -102,6 +102,8 @@ module Ruzzy
         end
 
         install(File.expand_path(source))
+      elsif source.include?("/") || source.end_with?(".gem")
+        raise CommandOptions::UsageError, "build-ext: no such file or directory: #{source}"
       else
         install(source)
       end
@@ -150,7 +152,7 @@ module Ruzzy
         FileUtils.mkdir_p(build)
         command("ruby #{extconf}", RbConfig.ruby, extconf, chdir: build)
         make = @toolchain.make.split
-        command("make", *make, "V=1", chdir: build)
+        command("make", *make, chdir: build)
         before = Dir.glob(File.join(lib, "**", "*.so")).to_h { |file| [file, File.mtime(file)] }
         command("make install", *make, "install", "sitearchdir=#{lib}", "sitelibdir=#{lib}", "DESTDIR=", chdir: build)
         Dir.glob(File.join(lib, "**", "*.so")).select { |file| before[file] != File.mtime(file) }

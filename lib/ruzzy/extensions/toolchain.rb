@@ -70,10 +70,13 @@ module Ruzzy
         @builder ? completed(@env.fetch("CXXFLAGS", @env.fetch("CFLAGS"))) : ruzzy_flags(RbConfig::CONFIG["CXXFLAGS"])
       end
 
-      # make as RubyGems and ruzzy run it: the environment's variables win.
+      # make as RubyGems and ruzzy run it: the environment's variables win,
+      # and the compile lines are shown (in gem_make.out for a gem).
       def make
-        make = @env.fetch("MAKE", "make")
-        make.include?("--environment-overrides") ? make : "#{make} --environment-overrides"
+        words = @env.fetch("MAKE", "make").split
+        words << "--environment-overrides" unless words.include?("--environment-overrides")
+        words << "V=1" unless words.any? { |word| word.start_with?("V=") }
+        words.join(" ")
       end
 
       # The compiler's first --version line ("" when it cannot be run).

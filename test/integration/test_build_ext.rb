@@ -1,0 +1,166 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# `ruzzy build-ext`: what it builds is found by `ruzzy --sanitizer=address`
+# (the planted bugs of test/fixtures/planted_bugs, in C and C++, at the
+# default optimisation level), it installs into a gem home, uses the
+# builder's flags under OSS-Fuzz, and refuses what would fuzz blind.
+class TestBuildExt < Minitest::Test
+  PLANTED = File.join(FIXTURES, "planted_bugs")
+  # routine keyword => [ASan's name for the bug, the function it is in]
+  BUGS = {
+    "HEAP" => ["heap-buffer-overflow", "heap_buffer_overflow"],
+    "FREE" => ["heap-use-after-free", "use_after_free"],
+    "STAK" => ["stack-buffer-overflow", "stack_buffer_overflow"],
+    "DFRE" => ["attempting double-free", "double_free"]
+  }.freeze
+
+  def setup
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+  end
+
+  def test_every_planted_bug_is_found_in_c_and_cxx_at_the_default_level
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      built = ruzzy("build-ext", project)
+      assert_exit 0, built
+      assert_match(/building with \S*clang .*-O2, address$/, built.stderr)
+      assert_match(%r{built #{Regexp.escape(project)}/lib/planted_bugs/planted_cxx\.so$}, built.stderr)
+      assert_match(/checked 2 shared object\(s\): clang, address sanitizer, SanitizerCoverage/, built.stderr)
+      { "c" => "planted_c.c", "cxx" => "planted_cxx.cpp" }.each do |language, source|
+        BUGS.each do |keyword, (report, function)|
+          harness = write_harness(project, "require 'planted_bugs'\n" \
+                                           "Ruzzy.fuzz(->(data) { PlantedBugs.#{language}('#{keyword}' + data); nil })")
+          result = ruzzy("--sanitizer=address", "-I", "lib", harness, "-seed=1", "-runs=#{runs(500_000)}",
+                         chdir: project)
+          assert_exit 77, result
+          assert_match(/ERROR: AddressSanitizer: #{report}/, result.stderr, "#{language} #{keyword}")
+          assert_match(/#\d+ 0x\h+ in .*\b#{function}\b.* \S*#{Regexp.escape(source)}:\d+/, result.stderr,
+                       "#{language} #{keyword}: the frame of the planted bug")
+          refute_match(/WARNING: ruzzy: .*not compiled|no SanitizerCoverage/, result.stderr)
+        end
+      end
+    end
+  end
+
+  def test_a_project_installs_into_a_gem_home_and_fuzzes_from_there
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      built = ruzzy("build-ext", project, "--install-dir", "vendor/fuzz", chdir: dir)
+      assert_exit 0, built
+      assert_match(%r{installed planted_bugs-0\.1\.0 into #{Regexp.escape(dir)}/vendor/fuzz$}, built.stderr)
+      log = File.read(Dir.glob(File.join(dir, "vendor/fuzz/extensions/*/*/planted_bugs-0.1.0/gem_make.out")).first)
+      assert_match(/^\S*clang\+\+ .* -O2 .*-fsanitize=address -fsanitize=fuzzer-no-link .*-c planted_cxx\.cpp$/, log)
+      harness = write_harness(dir, "require 'planted_bugs'\nRuzzy.fuzz(->(data) { PlantedBugs.c('HEAP' + data); nil })")
+      gem_path = [File.join(dir, "vendor", "fuzz"), *Gem.path].join(":")
+      result = ruzzy("--sanitizer=address", harness, "-seed=1", "-runs=#{runs(500_000)}",
+                     chdir: dir, env: { "GEM_PATH" => gem_path })
+      assert_exit 77, result
+      assert_match(/ERROR: AddressSanitizer: heap-buffer-overflow/, result.stderr)
+    end
+  end
+
+  def test_a_gem_file_installs_with_gem_install
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      assert_exit 0, run_command("gem", "build", "planted_bugs.gemspec", chdir: project)
+      built = ruzzy("build-ext", "-O", "1", File.join(project, "planted_bugs-0.1.0.gem"), "--install-dir=home",
+                    chdir: dir)
+      assert_exit 0, built
+      assert_match(/-O1, address$/, built.stderr)
+      assert_equal %w[planted_c.so planted_cxx.so],
+                   Dir.glob(File.join(dir, "home/extensions/**/*.so")).map { |path| File.basename(path) }.sort
+    end
+  end
+
+  # OSS-Fuzz's and ClusterFuzzLite's compile step: CFLAGS asks for a
+  # sanitizer but not for libFuzzer's coverage, which build-ext adds (the
+  # check would fail without it).
+  def test_the_builders_flags_are_used_with_coverage_added
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      flags = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope"
+      built = ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
+                                                 "CXXFLAGS" => flags, "SANITIZER" => "address" })
+      assert_exit 0, built
+      assert_match(/the builder's compiler and flags/, built.stderr)
+      assert_match(/checked 2 shared object\(s\)/, built.stderr)
+    end
+  end
+
+  def test_a_gcc_build_fails_the_check_naming_the_shared_object
+    in_tmpdir do |dir|
+      project = one_file_project(dir, "override CC = gcc", "override CFLAGS := -O2 -g -fPIC -fsanitize=address")
+      built = ruzzy("build-ext", project)
+      assert_exit 1, built
+      assert_match(%r{^  #{Regexp.escape(project)}/lib/plain/plain\.so: not compiled by clang \(by GCC\); .*no SanitizerCoverage},
+                   built.stderr)
+    end
+  end
+
+  def test_a_build_without_the_coverage_flag_fails_the_check
+    in_tmpdir do |dir|
+      project = one_file_project(dir, "override CFLAGS := $(filter-out -fsanitize=fuzzer-no-link,$(CFLAGS))")
+      built = ruzzy("build-ext", project)
+      assert_exit 1, built
+      assert_match(%r{^  #{Regexp.escape(project)}/lib/plain/plain\.so: no SanitizerCoverage \(-fsanitize=fuzzer-no-link\)$},
+                   built.stderr)
+      assert_match(/fuzzed blind or unchecked/, built.stderr)
+    end
+  end
+
+  def test_what_cannot_be_built_is_said
+    in_tmpdir do |dir|
+      assert_exit 2, ruzzy("build-ext")
+      assert_match(/build-ext: -O takes one of 0, 1, 2, 3, s, g, got "9"/, ruzzy("build-ext", "-O", "9", dir).stderr)
+      missing = ruzzy("build-ext", "./no-such-gem.gem")
+      assert_exit 2, missing
+      assert_match(%r{no such file or directory: \./no-such-gem\.gem}, missing.stderr)
+      empty = ruzzy("build-ext", dir)
+      assert_exit 1, empty
+      assert_match(/has no extconf\.rb \(in ext\/ or at the top\): nothing to compile/, empty.stderr)
+      no_spec = ruzzy("build-ext", dir, "--install-dir", File.join(dir, "home"))
+      assert_exit 1, no_spec
+      assert_match(/has no gemspec to build a gem from \(leave out --install-dir/, no_spec.stderr)
+    end
+  end
+
+  def test_an_extension_not_built_for_fuzzing_is_named_under_the_sanitizer
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
+      warned = ruzzy("--sanitizer=address", "harness.rb", "-runs=1", chdir: dir)
+      assert_exit 0, warned
+      assert_match(%r{^WARNING: ruzzy: #{Regexp.escape(File.realpath(dir))}/faults\.so: .*no AddressSanitizer instrumentation .*rebuild it with `ruzzy build-ext`},
+                   warned.stderr)
+      refute_match(/WARNING: ruzzy:/, ruzzy("harness.rb", "-runs=1", chdir: dir).stderr, "no sanitizer, no warning")
+    end
+  end
+
+  private
+
+  def planted_copy(dir)
+    FileUtils.cp_r(PLANTED, dir)
+    File.join(dir, "planted_bugs")
+  end
+
+  # A project with one C extension whose extconf.rb appends +lines+ to the
+  # Makefile (as a hand-written build would override the flags).
+  def one_file_project(dir, *lines)
+    project = File.join(dir, "plain")
+    ext = File.join(project, "ext", "plain")
+    FileUtils.mkdir_p(ext)
+    File.write(File.join(ext, "plain.c"), <<~C)
+      #include <ruby.h>
+      static VALUE plain_length(VALUE self, VALUE data) { (void)self; return LONG2NUM(RSTRING_LEN(data) > 3 ? 1 : 0); }
+      void Init_plain(void) { rb_define_module_function(rb_define_module("Plain"), "length", plain_length, 1); }
+    C
+    File.write(File.join(ext, "extconf.rb"), <<~RUBY)
+      require "mkmf"
+      create_makefile("plain/plain")
+      File.open("Makefile", "a") { |makefile| makefile.puts(#{lines.inspect}) }
+    RUBY
+    project
+  end
+end
