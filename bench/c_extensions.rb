@@ -21,8 +21,13 @@ module Bench
       "oj 3.14.2" => ["pool/main/r/ruby-oj/ruby-oj_3.14.2.orig.tar.gz", "oj"],
       "cbor 0.5.9.8" => ["pool/main/r/ruby-cbor/ruby-cbor_0.5.9.8.orig.tar.gz", "cbor"],
       "commonmarker 0.23.10" => ["pool/main/r/ruby-commonmarker/ruby-commonmarker_0.23.10.orig.tar.gz", "commonmarker"],
-      "bcrypt 3.1.20" => ["pool/main/r/ruby-bcrypt/ruby-bcrypt_3.1.20.orig.tar.gz", "bcrypt"]
+      "prism 1.9.0" => ["pool/main/r/ruby-prism/ruby-prism_1.9.0.orig.tar.gz", "prism"],
+      "bson 5.2.0" => ["pool/main/r/ruby-bson/ruby-bson_5.2.0.orig.tar.gz", "bson"]
     }.freeze
+
+    # Ruzzy 0.8's README's ASAN_OPTIONS (its libFuzzer would report Ruby's
+    # memory as leaked after the first input otherwise).
+    RUZZY_0_8_ASAN_OPTIONS = "allocator_may_return_null=1:detect_leaks=0:use_sigaltstack=0"
 
     # The flags docs/c-extensions.md gave before `ruzzy build-ext`, and
     # Ruzzy 0.8's README gives: no -O, so mkmf compiles unoptimised.

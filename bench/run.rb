@@ -359,7 +359,8 @@ module Bench
     output, = if ruzzy_0_8
                 home = { "GEM_HOME" => RUZZY_0_8_HOME, "GEM_PATH" => RUZZY_0_8_HOME }
                 asan, = Open3.capture2(home, RbConfig.ruby, "-rruzzy", "-e", "print Ruzzy::ASAN_PATH")
-                run(RbConfig.ruby, CExtensions::HARNESS, *flags, env: env.merge(home, "LD_PRELOAD" => asan))
+                run(RbConfig.ruby, CExtensions::HARNESS, *flags,
+                    env: env.merge(home, "LD_PRELOAD" => asan, "ASAN_OPTIONS" => CExtensions::RUZZY_0_8_ASAN_OPTIONS))
               else
                 ruzzy("--sanitizer=address", CExtensions::HARNESS, *flags, env:)
               end

@@ -16,6 +16,8 @@ RECORDS = Array.new(60) do |i|
 end
 JSON_DOC = JSON.generate(RECORDS).freeze
 CBOR_DOC = feature == "cbor" ? CBOR.encode(RECORDS).freeze : nil
+BSON_DOC = feature == "bson" ? { "records" => RECORDS }.to_bson.to_s.freeze : nil
+RUBY_SOURCE = (File.read(__FILE__) * 4).freeze
 MARKDOWN = Array.new(20) do |i|
   "## Section #{i}\n\nSome *emphasis*, **strong** text, `code` and a [link](https://example.org/#{i}).\n\n" \
     "- item one\n- item two with _more_ words\n\n| a | b |\n|---|---|\n| #{i} | #{i * 2} |\n\n" \
@@ -26,7 +28,8 @@ CALLS = {
   "oj" => -> { Oj.load(JSON_DOC) },
   "cbor" => -> { CBOR.decode(CBOR_DOC) },
   "commonmarker" => -> { CommonMarker.render_html(MARKDOWN, :DEFAULT, %i[table]) },
-  "bcrypt" => -> { BCrypt::Engine.hash_secret("correct horse battery staple", "$2a$04$abcdefghijklmnopqrstuu") }
+  "prism" => -> { Prism.parse(RUBY_SOURCE) },
+  "bson" => -> { Hash.from_bson(BSON::ByteBuffer.new(BSON_DOC)) }
 }.freeze
 
 call = CALLS.fetch(feature)

@@ -28,7 +28,8 @@ module Ruzzy
       SanitizerCoverage's calls, or the command fails naming the file.
 
       GEM_OR_DIR is one of:
-        a .gem file        installed with `gem install` (into --install-dir, else GEM_HOME)
+        a .gem file        installed with `gem install --local` (into --install-dir, else
+                           GEM_HOME; its dependencies must be installed)
         a gem name         the same, from your gem sources
         a directory        a project or unpacked gem: with --install-dir, `gem build`
                            of its gemspec then `gem install`; without, built in place
@@ -109,11 +110,13 @@ module Ruzzy
       end
     end
 
-    # `gem install` of a .gem file or gem name; the shared objects of every
-    # gem it installed.
+    # `gem install` of a .gem file (--local: its dependencies must be
+    # installed already) or gem name; the shared objects of every gem it
+    # installed.
     def install(gem)
       home = @install_dir || Gem.dir
-      output = command("gem install", "gem", "install", gem, "--no-document", "--install-dir", home)
+      local = File.file?(gem) ? ["--local"] : []
+      output = command("gem install", "gem", "install", gem, *local, "--no-document", "--install-dir", home)
       installed = output.scan(/^Successfully installed (\S+)$/).flatten
       raise Failed, "gem install #{gem} installed nothing:\n#{output}" if installed.empty?
 

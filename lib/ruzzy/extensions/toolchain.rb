@@ -18,7 +18,8 @@ module Ruzzy
     #   when missing;
     # - ruzzy's: the clang the preloads were built with (so the extension
     #   and the preloaded runtime agree), Ruby's own compile flags at the
-    #   chosen optimisation level, and the sanitizer, libFuzzer coverage,
+    #   chosen optimisation level without its hardening (stack protector,
+    #   control-flow protection), and the sanitizer, libFuzzer coverage,
     #   frame pointers and no _FORTIFY_SOURCE (whose checked copies of
     #   memcpy and friends would abort before AddressSanitizer reports).
     class Toolchain
@@ -28,6 +29,9 @@ module Ruzzy
       LEVELS = %w[0 1 2 3 s g].freeze
       COVERAGE = "-fsanitize=fuzzer-no-link"
       ADDED = %w[-fno-omit-frame-pointer -fno-common -fPIC -U_FORTIFY_SOURCE].freeze
+      # Ruby's hardening flags, whose checks AddressSanitizer makes
+      # redundant and which only cost time under it.
+      HARDENING = /\A-(?:fstack-protector|fstack-clash-protection|fcf-protection|D_FORTIFY_SOURCE)/
 
       # +sanitizer+: "address" or "undefined" (nil: the builder's, else
       # address); +level+: an -O level (nil: DEFAULT_LEVEL).
@@ -95,9 +99,10 @@ module Ruzzy
 
       private
 
-      # Ruby's own flags for extensions, at @level, plus the sanitizer's.
+      # Ruby's own flags for extensions, at @level and without hardening,
+      # plus the sanitizer's.
       def ruzzy_flags(ruby_flags)
-        own = ruby_flags.to_s.split.reject { |flag| flag.match?(/\A-O/) }
+        own = ruby_flags.to_s.split.reject { |flag| flag.match?(/\A-O/) || flag.match?(HARDENING) }
         [*own, "-O#{@level}", *ADDED, "-fsanitize=#{@sanitizer}", COVERAGE].uniq.join(" ")
       end
 
