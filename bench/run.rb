@@ -348,15 +348,15 @@ module Bench
            "#{fmt(speeds["2"] / speeds[:recipe], 2)}x"]
     return row unless RUZZY_0_8_HOME
 
-    old = fixed_input_speed(name, recipe, ruzzy_0_8: true)
+    old = fixed_input_speed(name, recipe, reference: true)
     row + [fmt(old), "#{fmt(speeds["2"] / old, 2)}x"]
   end
 
   # average exec/s of the fixed-input harness on the gem built in +dir+.
-  def fixed_input_speed(name, dir, ruzzy_0_8: false)
+  def fixed_input_speed(name, dir, reference: false)
     env = CExtensions.harness_env(name, dir)
     flags = ["-max_total_time=#{SECONDS}", "-print_final_stats=1"]
-    output, = if ruzzy_0_8
+    output, = if reference
                 home = { "GEM_HOME" => RUZZY_0_8_HOME, "GEM_PATH" => RUZZY_0_8_HOME }
                 asan, = Open3.capture2(home, RbConfig.ruby, "-rruzzy", "-e", "print Ruzzy::ASAN_PATH")
                 run(RbConfig.ruby, CExtensions::HARNESS, *flags,

@@ -17,7 +17,7 @@ end
 JSON_DOC = JSON.generate(RECORDS).freeze
 CBOR_DOC = feature == "cbor" ? CBOR.encode(RECORDS).freeze : nil
 BSON_DOC = feature == "bson" ? { "records" => RECORDS }.to_bson.to_s.freeze : nil
-RUBY_SOURCE = (File.read(__FILE__) * 4).freeze
+RUBY_SOURCE = (File.read(__FILE__) * 4)
 MARKDOWN = Array.new(20) do |i|
   "## Section #{i}\n\nSome *emphasis*, **strong** text, `code` and a [link](https://example.org/#{i}).\n\n" \
     "- item one\n- item two with _more_ words\n\n| a | b |\n|---|---|\n| #{i} | #{i * 2} |\n\n" \

@@ -44,8 +44,6 @@ module Ruzzy
       ruzzy's bundled C extension under AddressSanitizer (an installation check).
       `ruzzy run-test` fuzzes one fuzz_test of a Minitest or RSpec file, writing
       into its corpus directory; `ruzzy ci` fuzzes all of them (ruzzy ci --help).
-      `ruzzy build-ext` builds a C extension gem for fuzzing under a sanitizer
-      (ruzzy build-ext --help).
 
       Options (before HARNESS.rb):
         --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
@@ -273,6 +271,7 @@ module Ruzzy
       @err.puts "ruzzy: #{harness} raised while loading, before fuzzing started:"
       @err.puts "#{error.class}: #{error.message}"
       (error.backtrace || []).each { |frame| @err.puts "    from #{frame}" }
+      Extensions::Check.load_error_hint(error)&.then { |hint| @err.puts "ruzzy: #{hint}" }
     end
   end
 end

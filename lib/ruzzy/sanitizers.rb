@@ -100,7 +100,7 @@ module Ruzzy
     # preloaded), or nil when they were not built.
     def clang
       line = status_lines.find { |text| text.start_with?(CLANG_LABEL) }
-      line && line.delete_prefix(CLANG_LABEL).strip
+      line&.delete_prefix(CLANG_LABEL)&.strip
     end
 
     # The lines of the install-time build's status file.

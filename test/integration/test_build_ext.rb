@@ -10,9 +10,9 @@ class TestBuildExt < Minitest::Test
   PLANTED = File.join(FIXTURES, "planted_bugs")
   # routine keyword => [ASan's name for the bug, the function it is in]
   BUGS = {
-    "HEAP" => ["heap-buffer-overflow", "heap_buffer_overflow"],
-    "FREE" => ["heap-use-after-free", "use_after_free"],
-    "STAK" => ["stack-buffer-overflow", "stack_buffer_overflow"],
+    "HEAP" => %w[heap-buffer-overflow heap_buffer_overflow],
+    "FREE" => %w[heap-use-after-free use_after_free],
+    "STAK" => %w[stack-buffer-overflow stack_buffer_overflow],
     "DFRE" => ["attempting double-free", "double_free"]
   }.freeze
 
@@ -28,6 +28,11 @@ class TestBuildExt < Minitest::Test
       assert_match(/building with \S*clang .*-O2, address$/, built.stderr)
       assert_match(%r{built #{Regexp.escape(project)}/lib/planted_bugs/planted_cxx\.so$}, built.stderr)
       assert_match(/checked 2 shared object\(s\): clang, address sanitizer, SanitizerCoverage/, built.stderr)
+      unsanitized = ruzzy("-I", "lib", write_harness(project, "require 'planted_bugs'\nRuzzy.fuzz(->(data) { nil })"),
+                          "-runs=1", chdir: project)
+      assert_exit 1, unsanitized
+      assert_match(/that extension was built for fuzzing under a sanitizer: run with --sanitizer=address/,
+                   unsanitized.stderr)
       { "c" => "planted_c.c", "cxx" => "planted_cxx.cpp" }.each do |language, source|
         BUGS.each do |keyword, (report, function)|
           harness = write_harness(project, "require 'planted_bugs'\n" \
@@ -94,8 +99,8 @@ class TestBuildExt < Minitest::Test
       project = one_file_project(dir, "override CC = gcc", "override CFLAGS := -O2 -g -fPIC -fsanitize=address")
       built = ruzzy("build-ext", project)
       assert_exit 1, built
-      assert_match(%r{^  #{Regexp.escape(project)}/lib/plain/plain\.so: not compiled by clang \(by GCC\); .*no SanitizerCoverage},
-                   built.stderr)
+      so = Regexp.escape("#{project}/lib/plain/plain.so")
+      assert_match(/^  #{so}: not compiled by clang \(by GCC\); .*no SanitizerCoverage/, built.stderr)
     end
   end
 
@@ -104,8 +109,8 @@ class TestBuildExt < Minitest::Test
       project = one_file_project(dir, "override CFLAGS := $(filter-out -fsanitize=fuzzer-no-link,$(CFLAGS))")
       built = ruzzy("build-ext", project)
       assert_exit 1, built
-      assert_match(%r{^  #{Regexp.escape(project)}/lib/plain/plain\.so: no SanitizerCoverage \(-fsanitize=fuzzer-no-link\)$},
-                   built.stderr)
+      so = Regexp.escape("#{project}/lib/plain/plain.so")
+      assert_match(/^  #{so}: no SanitizerCoverage \(-fsanitize=fuzzer-no-link\)$/, built.stderr)
       assert_match(/fuzzed blind or unchecked/, built.stderr)
     end
   end
@@ -119,7 +124,7 @@ class TestBuildExt < Minitest::Test
       assert_match(%r{no such file or directory: \./no-such-gem\.gem}, missing.stderr)
       empty = ruzzy("build-ext", dir)
       assert_exit 1, empty
-      assert_match(/has no extconf\.rb \(in ext\/ or at the top\): nothing to compile/, empty.stderr)
+      assert_match(%r{has no extconf\.rb \(in ext/ or at the top\): nothing to compile}, empty.stderr)
       no_spec = ruzzy("build-ext", dir, "--install-dir", File.join(dir, "home"))
       assert_exit 1, no_spec
       assert_match(/has no gemspec to build a gem from \(leave out --install-dir/, no_spec.stderr)
@@ -132,7 +137,8 @@ class TestBuildExt < Minitest::Test
       write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
       warned = ruzzy("--sanitizer=address", "harness.rb", "-runs=1", chdir: dir)
       assert_exit 0, warned
-      assert_match(%r{^WARNING: ruzzy: #{Regexp.escape(File.realpath(dir))}/faults\.so: .*no AddressSanitizer instrumentation .*rebuild it with `ruzzy build-ext`},
+      so = Regexp.escape("#{File.realpath(dir)}/faults.so")
+      assert_match(/^WARNING: ruzzy: #{so}: .*no AddressSanitizer instrumentation .*rebuild it with `ruzzy build-ext`/,
                    warned.stderr)
       refute_match(/WARNING: ruzzy:/, ruzzy("harness.rb", "-runs=1", chdir: dir).stderr, "no sanitizer, no warning")
     end

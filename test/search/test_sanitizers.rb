@@ -9,8 +9,7 @@ class TestSanitizersSearch < Minitest::Test
     in_tmpdir do |dir|
       FileUtils.cp_r(File.join(EXAMPLES, "record_decoder"), dir)
       example = File.join(dir, "record_decoder")
-      FileUtils.rm_rf(File.join(example, "build"))
-      built = run_command("./build.sh", chdir: example)
+      built = ruzzy("build-ext", example)
       assert_exit 0, built
       result = ruzzy("--sanitizer=address", "fuzz_record_decoder.rb", "-seed=1", "-runs=#{runs(3_000_000)}",
                      chdir: example)

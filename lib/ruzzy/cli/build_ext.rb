@@ -18,7 +18,7 @@ module Ruzzy
   #   ruzzy build-ext msgpack-1.4.2.gem --install-dir vendor/fuzz   # into a gem home
   #   ruzzy build-ext .                                             # a project, in place
   class BuildExt
-    USAGE = <<~TEXT
+    USAGE = <<~TEXT.freeze
       Usage: ruzzy build-ext GEM_OR_DIR [--install-dir DIR] [--sanitizer=NAME] [-O LEVEL]
 
       Builds a C or C++ extension for fuzzing: with clang (the one ruzzy's
@@ -137,8 +137,9 @@ module Ruzzy
       specs = Dir.glob(File.join(dir, "*.gemspec"))
       return specs.first if specs.size == 1
 
-      raise Failed, specs.empty? ? "#{dir} has no gemspec to build a gem from (leave out --install-dir to build " \
-                                   "it in place)" : "#{dir} has several gemspecs: build-ext one .gem file"
+      raise Failed, "#{dir} has several gemspecs: build-ext one .gem file" unless specs.empty?
+
+      raise Failed, "#{dir} has no gemspec to build a gem from (leave out --install-dir to build it in place)"
     end
 
     # Each extconf.rb of the project in +dir+, built in tmp/ and installed
@@ -147,20 +148,23 @@ module Ruzzy
       extconfs = Dir.glob(File.join(dir, "ext", "**", "extconf.rb")) + Dir.glob(File.join(dir, "extconf.rb"))
       raise Failed, "#{dir} has no extconf.rb (in ext/ or at the top): nothing to compile" if extconfs.empty?
 
+      extconfs.sort.flat_map { |extconf| build_one(extconf, dir) }
+    end
+
+    # One extconf.rb of the project in +dir+: mkmf and make in tmp/, make
+    # install into lib/; the shared objects installed.
+    def build_one(extconf, dir)
       lib = File.join(dir, "lib")
-      extconfs.sort.flat_map do |extconf|
-        relative = File.dirname(extconf).delete_prefix(dir).delete_prefix("/")
-        build = File.join(dir, BUILD_DIR, relative)
-        FileUtils.rm_rf(build)
-        FileUtils.mkdir_p(build)
-        command("ruby #{extconf}", RbConfig.ruby, extconf, chdir: build)
-        make = @toolchain.make.split
-        command("make", *make, chdir: build)
-        before = Dir.glob(File.join(lib, "**", "*.so")).to_h { |file| [file, File.mtime(file)] }
-        command("make install", *make, "install", "sitearchdir=#{lib}", "sitelibdir=#{lib}", "DESTDIR=", chdir: build)
-        Dir.glob(File.join(lib, "**", "*.so")).select { |file| before[file] != File.mtime(file) }
-           .tap { |files| files.each { |file| say "built #{file}" } }
-      end
+      build = File.join(dir, BUILD_DIR, File.dirname(extconf).delete_prefix(dir).delete_prefix("/"))
+      FileUtils.rm_rf(build)
+      FileUtils.mkdir_p(build)
+      command("ruby #{extconf}", RbConfig.ruby, extconf, chdir: build)
+      make = @toolchain.make.split
+      command("make", *make, chdir: build)
+      before = Dir.glob(File.join(lib, "**", "*.so")).to_h { |file| [file, File.mtime(file)] }
+      command("make install", *make, "install", "sitearchdir=#{lib}", "sitelibdir=#{lib}", "DESTDIR=", chdir: build)
+      Dir.glob(File.join(lib, "**", "*.so")).reject { |file| before[file] == File.mtime(file) }
+         .each { |file| say "built #{file}" }
     end
 
     def check(built)
@@ -172,8 +176,8 @@ module Ruzzy
 
       say "these shared objects are not built for fuzzing:"
       problems.each { |line| @err.puts "  #{line}" }
-      say "their C code would be fuzzed #{@toolchain.builder? ? "with the builder's flags, " : ""}blind or unchecked; " \
-          "see docs/c-extensions.md (\"What build-ext does\")"
+      flags = @toolchain.builder? ? "with the builder's flags, " : ""
+      say "their C code would be fuzzed #{flags}blind or unchecked; see docs/c-extensions.md (\"What build-ext does\")"
       EXIT_BUILD_FAILED
     end
 

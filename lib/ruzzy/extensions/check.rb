@@ -19,6 +19,9 @@ module Ruzzy
       }.freeze
       COVERAGE_SYMBOLS = /\A__sanitizer_cov_/
       CLANG = /clang version/
+      # What a LoadError says of an extension instrumented for a sanitizer
+      # that was loaded without the sanitizer's runtime.
+      INSTRUMENTED_SYMBOL = /undefined symbol: __(?:asan|ubsan|sanitizer|sancov)/
       FLAGS = { "address" => "-fsanitize=address", "undefined" => "-fsanitize=undefined" }.freeze
 
       module_function
@@ -30,7 +33,8 @@ module Ruzzy
         missing = []
         unless object.comments.any?(CLANG)
           compilers = object.comments.map { |line| line[/\A[^:(]+/].to_s.strip }.uniq.reject(&:empty?)
-          missing << "not compiled by clang (#{compilers.empty? ? "no compiler recorded" : "by #{compilers.join(", ")}"})"
+          by = compilers.empty? ? "no compiler recorded" : "by #{compilers.join(", ")}"
+          missing << "not compiled by clang (#{by})"
         end
         unless object.symbols.any?(SANITIZER_SYMBOLS.fetch(sanitizer))
           missing << "no #{sanitizer == "address" ? "AddressSanitizer" : "UndefinedBehaviorSanitizer"} " \
@@ -40,6 +44,15 @@ module Ruzzy
         missing
       rescue SharedObject::NotSharedObject => e
         [e.message]
+      end
+
+      # What to do about +error+ (raised by `require`) when it is an
+      # instrumented extension loaded without its sanitizer's runtime.
+      def load_error_hint(error)
+        return nil unless error.is_a?(LoadError) && error.message.match?(INSTRUMENTED_SYMBOL)
+
+        "that extension was built for fuzzing under a sanitizer: run with " \
+          "--sanitizer=#{error.message.include?("__ubsan") ? "undefined" : "address"}"
       end
 
       # One line per shared object in +paths+ that lacks something.

@@ -18,7 +18,7 @@ module Ruzzy
       SYMBOL = 24
       DYNSYM = 11
 
-      Section = Struct.new(:name_offset, :type, :offset, :size, :link)
+      Section = Struct.new(:name_offset, :type, :offset, :bytes, :link)
 
       def initialize(path)
         @path = path
@@ -49,7 +49,7 @@ module Ruzzy
         header = read(0, HEADER)
         raise NotSharedObject, "#{@path}: not an ELF file" unless header.start_with?(MAGIC)
         raise NotSharedObject, "#{@path}: not a 64-bit little-endian ELF file" unless header.getbyte(4) == 2 &&
-                                                                                     header.getbyte(5) == 1
+                                                                                      header.getbyte(5) == 1
 
         offset, = header.unpack("@40Q<")
         entry, count, names = header.unpack("@58S<S<S<")
@@ -82,7 +82,7 @@ module Ruzzy
       end
 
       def read_section(section)
-        read(section.offset, section.size)
+        read(section.offset, section.bytes)
       end
 
       def read(offset, size)

@@ -55,7 +55,7 @@ module Ruzzy
       end
 
       def cxx
-        @cxx ||= @builder ? @env.fetch("CXX", "clang++") : cc.sub(/clang(?=[^\/]*\z)/, "clang++")
+        @cxx ||= @builder ? @env.fetch("CXX", "clang++") : cc.sub(%r{clang(?=[^/]*\z)}, "clang++")
       end
 
       # The variables to build with.
@@ -93,7 +93,8 @@ module Ruzzy
 
       # One line saying what the extension is built with.
       def description
-        source = @builder ? "the builder's compiler and flags (CFLAGS asks for a sanitizer)" : "-O#{@level}, #{@sanitizer}"
+        source = "-O#{@level}, #{@sanitizer}"
+        source = "the builder's compiler and flags (CFLAGS asks for a sanitizer)" if @builder
         "#{cc} (#{version.empty? ? "not found" : version}); #{source}"
       end
 
