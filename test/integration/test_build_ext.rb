@@ -144,6 +144,32 @@ class TestBuildExt < Minitest::Test
     end
   end
 
+  # The preload answers 1-byte comparisons of C code only when the value
+  # profile is on (their only use): with -use_value_profile=1 they add
+  # features, without it they cost a return.
+  def test_one_byte_comparisons_feed_the_value_profile_when_it_is_on
+    in_tmpdir do |dir|
+      source = File.join(dir, "bytes.c")
+      File.write(source, <<~C)
+        #include <ruby.h>
+        static VALUE bytes_check(VALUE self, VALUE data) {
+          const unsigned char *p = (const unsigned char *)RSTRING_PTR(data);
+          return p[0] == 0x5A ? Qtrue : Qfalse;
+        }
+        void Init_bytes(void) { rb_define_module_function(rb_define_module("Bytes"), "check", bytes_check, 1); }
+      C
+      build_c_extension(dir, source, sanitize: "address")
+      write_harness(dir, "require_relative 'bytes'\nRuzzy.fuzz(->(data) { Bytes.check(data); nil })")
+      features = [0, 1].to_h do |on|
+        result = ruzzy("--sanitizer=address", "--no-coverage", "harness.rb", "-seed=1", "-runs=3000",
+                       "-use_value_profile=#{on}", chdir: dir)
+        assert_exit 0, result
+        [on, Integer(result.stderr.scan(/ ft: (\d+)/).flatten.last)]
+      end
+      assert_operator features[1], :>, features[0] + 3, "the comparison's Hamming and absolute distances"
+    end
+  end
+
   private
 
   def planted_copy(dir)

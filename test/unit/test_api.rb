@@ -107,6 +107,9 @@ class TestApi < Minitest::Test
     assert_equal 4, args.timeout
     assert args.runs_children?
     refute Ruzzy::LibFuzzerArgs.validate(["prog", "-jobs=0"]).runs_children?
+    assert Ruzzy::LibFuzzerArgs.validate(["prog", "-use_value_profile=1"]).value_profile?
+    refute Ruzzy::LibFuzzerArgs.validate(["prog", "-use_value_profile=1", "-use_value_profile=0"]).value_profile?
+    refute args.value_profile?
     assert_equal 1200, Ruzzy::LibFuzzerArgs.validate(["prog"]).timeout, "libFuzzer's own default"
     assert_equal 1200, Ruzzy::LibFuzzerArgs.validate(["prog", "-timeout=-3"]).timeout
     assert_equal ["-timeout=9", "-timeout=4", "corpus", "-jobs=0", "-fork=2", "-dict=b"], args.with("dict", "b").to_a

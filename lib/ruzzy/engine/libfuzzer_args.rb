@@ -99,6 +99,11 @@ module Ruzzy
       @words.drop(1).reject { |word| word.start_with?("-") }.select { |word| File.file?(word) }
     end
 
+    # Whether libFuzzer's value profile is on (-use_value_profile=N, N not 0).
+    def value_profile?
+      value("use_value_profile").to_i != 0
+    end
+
     # Whether libFuzzer will run child processes instead of the target.
     def runs_children?
       PARENT_FLAGS.any? do |name|

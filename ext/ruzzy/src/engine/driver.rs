@@ -16,7 +16,7 @@
 //! - nothing here runs per input (see [`crate::engine::callback`]).
 
 use crate::coverage::hook;
-use crate::engine::{callback, libfuzzer, signals, target_state};
+use crate::engine::{callback, libfuzzer, signals, target_state, value_profile_gate};
 use crate::error::tagged;
 use crate::input::custom_mutator;
 use magnus::{
@@ -35,7 +35,8 @@ pub fn engine_description() -> String {
 
 /// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
 /// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
-/// read it (`to_a`, `timeout` in seconds, `runs_children?`). Returns
+/// read it (`to_a`, `timeout` in seconds, `runs_children?`,
+/// `value_profile?`). Returns
 /// libFuzzer's status in the rare cases where the driver returns (for
 /// example `-help=1`).
 pub fn fuzz(
@@ -49,6 +50,7 @@ pub fn fuzz(
     let argv = c_strings(ruby, args.funcall("to_a", ())?)?;
     let timeout: u64 = args.funcall("timeout", ())?;
     let runs_children: bool = args.funcall("runs_children?", ())?;
+    let value_profile: bool = args.funcall("value_profile?", ())?;
     if STARTED.swap(true, Ordering::SeqCst) {
         return Err(tagged(
             ruby,
@@ -92,6 +94,7 @@ pub fn fuzz(
         );
     }
     signals::prepare(runs_children);
+    value_profile_gate::configure(value_profile);
     crate::findings::report::flush_findings_at_exit();
     hook::register();
 

@@ -2,7 +2,8 @@
 //! once ([`driver`]), and the per-input callback it calls ([`callback`]),
 //! with what keeps libFuzzer's crash and timeout handling working inside
 //! Ruby ([`signals`], [`target_state`]) and what turns a panic in ruzzy's
-//! own code into an internal error ([`internal_error`]).
+//! own code into an internal error ([`internal_error`]), and the preload's
+//! gate for hooks that only feed the value profile ([`value_profile_gate`]).
 //!
 //! May use every other subsystem: it is where they meet, once per run
 //! (driver) and once per input (callback). Nothing else calls into it but
@@ -15,3 +16,4 @@ pub mod internal_error;
 pub mod libfuzzer;
 pub mod signals;
 pub mod target_state;
+pub mod value_profile_gate;
