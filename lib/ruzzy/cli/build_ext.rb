@@ -46,6 +46,10 @@ module Ruzzy
       Exit status: #{EXIT_OK} built and checked, #{EXIT_BUILD_FAILED} the build or the check failed, #{EXIT_USAGE} usage error.
     TEXT
 
+    # RubyGems' `gem` command, run by this Ruby (the `gem` on PATH may be
+    # another Ruby's).
+    GEM = [RbConfig.ruby, "-e", "require 'rubygems/gem_runner'; Gem::GemRunner.new.run(ARGV.clone)", "--"].freeze
+
     # Where an in-place build keeps mkmf's Makefiles and objects.
     BUILD_DIR = File.join("tmp", "ruzzy-build-ext")
 
@@ -96,7 +100,7 @@ module Ruzzy
     # Builds +source+; returns the shared objects built.
     def build(source)
       if File.directory?(source)
-        @install_dir ? install(gem_built_in(File.expand_path(source))) : build_in_place(File.expand_path(source))
+        @install_dir ? install_project(File.expand_path(source)) : build_in_place(File.expand_path(source))
       elsif File.file?(source)
         unless source.end_with?(".gem")
           raise CommandOptions::UsageError, "build-ext: #{source} is neither a .gem file nor a directory"
@@ -116,7 +120,7 @@ module Ruzzy
     def install(gem)
       home = @install_dir || Gem.dir
       local = File.file?(gem) ? ["--local"] : []
-      output = command("gem install", "gem", "install", gem, *local, "--no-document", "--install-dir", home)
+      output = command("gem install", *GEM, "install", gem, *local, "--no-document", "--install-dir", home)
       installed = output.scan(/^Successfully installed (\S+)$/).flatten
       raise Failed, "gem install #{gem} installed nothing:\n#{output}" if installed.empty?
 
@@ -124,13 +128,15 @@ module Ruzzy
       installed.flat_map { |full_name| Dir.glob(File.join(home, "extensions", "*", "*", full_name, "**", "*.so")) }
     end
 
-    # `gem build` of the gemspec in +dir+ into a temporary .gem file.
-    def gem_built_in(dir)
+    # `gem build` of the gemspec in +dir+ into a temporary .gem file, then
+    # `gem install` of that.
+    def install_project(dir)
       spec = gemspec(dir)
-      @work ||= Dir.mktmpdir("ruzzy-build-ext")
-      gem = File.join(@work, "#{File.basename(spec, ".gemspec")}.gem")
-      command("gem build", "gem", "build", File.basename(spec), "--output", gem, chdir: dir)
-      gem
+      Dir.mktmpdir("ruzzy-build-ext") do |work|
+        gem = File.join(work, "#{File.basename(spec, ".gemspec")}.gem")
+        command("gem build", *GEM, "build", File.basename(spec), "--output", gem, chdir: dir)
+        install(gem)
+      end
     end
 
     def gemspec(dir)
