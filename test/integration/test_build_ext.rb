@@ -89,8 +89,25 @@ class TestBuildExt < Minitest::Test
       built = ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
                                                  "CXXFLAGS" => flags, "SANITIZER" => "address" })
       assert_exit 0, built
-      assert_match(/the builder's compiler and flags/, built.stderr)
+      assert_match(/the builder's compiler and flags \(address\)/, built.stderr)
       assert_match(/checked 2 shared object\(s\)/, built.stderr)
+    end
+  end
+
+  # OSS-Fuzz's coverage builds: the builder's flags as they are, no
+  # libFuzzer coverage (nothing preloads libFuzzer there), nothing to check.
+  def test_a_coverage_build_keeps_the_builders_flags
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      flags = "-O1 -fno-omit-frame-pointer -gline-tables-only"
+      built = ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
+                                                 "CXXFLAGS" => flags, "SANITIZER" => "coverage" })
+      assert_exit 0, built
+      assert_match(/the builder's compiler and flags \(no fuzzing sanitizer\)/, built.stderr)
+      assert_match(/built 2 shared object\(s\) for a build without a fuzzing sanitizer: nothing to check/, built.stderr)
+      symbols = run_command("nm", "-D", File.join(project, "lib/planted_bugs/planted_c.so")).stdout
+      refute_match(/__sanitizer_cov_/, symbols)
+      assert_match(/ U rb_define_module_function/, symbols, "nm read the file")
     end
   end
 

@@ -174,6 +174,11 @@ module Ruzzy
     end
 
     def check(built)
+      unless @toolchain.sanitizer
+        say "built #{built.size} shared object(s) for a build without a fuzzing sanitizer: nothing to check"
+        return EXIT_OK
+      end
+
       problems = Extensions::Check.report(built, @toolchain.sanitizer)
       if problems.empty?
         say "checked #{built.size} shared object(s): clang, #{@toolchain.sanitizer} sanitizer, SanitizerCoverage"

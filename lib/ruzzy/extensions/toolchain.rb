@@ -12,10 +12,12 @@ module Ruzzy
     # over the compiler and flags the Makefile names).
     #
     # Two sources, never mixed:
-    # - the builder's: when CFLAGS already asks for a sanitizer (OSS-Fuzz's
-    #   and ClusterFuzzLite's compile step sets CC, CFLAGS and SANITIZER),
-    #   its compiler and flags, with libFuzzer's coverage and -fPIC added
-    #   when missing;
+    # - the builder's: when CFLAGS already asks for a sanitizer, or
+    #   SANITIZER and CFLAGS are both set (OSS-Fuzz's and ClusterFuzzLite's
+    #   compile step sets CC, CFLAGS and SANITIZER), its compiler and flags,
+    #   with -fPIC added and, for a fuzzing sanitizer (address, undefined),
+    #   libFuzzer's coverage; a coverage or introspector build has no
+    #   sanitizer (nil) and nothing is added for one;
     # - ruzzy's: the clang the preloads were built with (so the extension
     #   and the preloaded runtime agree), Ruby's own compile flags at the
     #   chosen optimisation level without its hardening (stack protector,
@@ -37,12 +39,14 @@ module Ruzzy
       # address); +level+: an -O level (nil: DEFAULT_LEVEL).
       def initialize(sanitizer: nil, level: nil, env: ENV)
         @env = env
-        @builder = env.fetch("CFLAGS", "").include?("-fsanitize=")
+        flags = env.fetch("CFLAGS", "")
+        @builder = flags.include?("-fsanitize=") || (!env.fetch("SANITIZER", "").empty? && !flags.empty?)
         @sanitizer = sanitizer || (@builder ? builder_sanitizer : "address")
         @level = level || DEFAULT_LEVEL
       end
 
-      # The sanitizer the extension is built (and checked) for.
+      # The sanitizer the extension is built (and checked) for: "address",
+      # "undefined", or nil for a builder's build without one (coverage).
       attr_reader :sanitizer
 
       # Whether the builder's compiler and flags are used.
@@ -94,7 +98,7 @@ module Ruzzy
       # One line saying what the extension is built with.
       def description
         source = "-O#{@level}, #{@sanitizer}"
-        source = "the builder's compiler and flags (CFLAGS asks for a sanitizer)" if @builder
+        source = "the builder's compiler and flags (#{@sanitizer || "no fuzzing sanitizer"})" if @builder
         "#{cc} (#{version.empty? ? "not found" : version}); #{source}"
       end
 
@@ -110,16 +114,23 @@ module Ruzzy
       # The builder's flags with what fuzzing a Ruby extension needs added.
       def completed(flags)
         words = flags.split
-        words << COVERAGE unless words.any? { |word| word.match?(/\A-fsanitize=.*\bfuzzer(?:-no-link)?\b/) }
+        fuzzer = words.any? { |word| word.match?(/\A-fsanitize=.*\bfuzzer(?:-no-link)?\b/) }
+        words << COVERAGE if @sanitizer && !fuzzer
         words << "-fPIC" unless words.include?("-fPIC")
         words.join(" ")
       end
 
+      # The builder's fuzzing sanitizer: SANITIZER's, else what CFLAGS asks
+      # for; nil for any other build (coverage, introspector, memory).
       def builder_sanitizer
         named = @env.fetch("SANITIZER", "")
         return named if Sanitizers::FILES.key?(named)
+        return nil unless named.empty?
 
-        @env.fetch("CFLAGS").include?("address") ? "address" : "undefined"
+        asked = @env.fetch("CFLAGS").scan(/-fsanitize=(\S+)/).flatten.join(",").split(",") - %w[fuzzer fuzzer-no-link]
+        return "address" if asked.include?("address")
+
+        asked.empty? || asked.intersect?(%w[memory thread]) ? nil : "undefined"
       end
 
       # The clang whose runtime the preloads carry, else RUZZY_CLANG or clang.
