@@ -59,7 +59,11 @@ module Ruzzy
       end
 
       def cxx
-        @cxx ||= @builder ? @env.fetch("CXX", "clang++") : cc.sub(%r{clang(?=[^/]*\z)}, "clang++")
+        @cxx ||= if @builder then @env.fetch("CXX", "clang++")
+                 elsif File.basename(cc).include?("clang") then cc.sub(%r{clang(?=[^/]*\z)}, "clang++")
+                 else
+                   "clang++"
+                 end
       end
 
       # The variables to build with.
