@@ -6,7 +6,11 @@
 # Environment: BENCH_SECONDS (per stdlib parser, default 10),
 # BENCH_CORPUS_SECONDS (the run that builds each parser's corpus, default 60),
 # BENCH_SEEDS (seeds for solve times, default "1,2,3"),
-# BENCH_SAFE_SECONDS (each safe detector example, default 60).
+# BENCH_SAFE_SECONDS (each safe detector example, default 60),
+# BENCH_SOURCES (where the c_extensions section keeps the gems' source
+# tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
+# default /var/cache/ruzzy/bench-sources), BENCH_RUZZY_0_8_HOME (a gem home
+# with Trail of Bits' Ruzzy 0.8, for that section's comparison column).
 #
 # Every number comes from this run on this machine; compare ratios, not
 # absolute values, between machines.
