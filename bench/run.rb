@@ -10,7 +10,8 @@
 # BENCH_SOURCES (where the c_extensions section keeps the gems' source
 # tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
 # default /var/cache/ruzzy/bench-sources), BENCH_RUZZY_0_8_HOME (a gem home
-# with Trail of Bits' Ruzzy 0.8, for that section's comparison column).
+# with Trail of Bits' Ruzzy 0.8, for the comparison columns of the
+# fixed_documents and c_extensions sections).
 #
 # Every number comes from this run on this machine; compare ratios, not
 # absolute values, between machines.
@@ -27,6 +28,7 @@ module Bench
   SECONDS = Integer(ENV.fetch("BENCH_SECONDS", "10"))
   SEEDS = ENV.fetch("BENCH_SEEDS", "1,2,3").split(",").map(&:strip)
   SAFE_SECONDS = Integer(ENV.fetch("BENCH_SAFE_SECONDS", "60"))
+  RUZZY_0_8_HOME = ENV.fetch("BENCH_RUZZY_0_8_HOME", nil)
 
   module_function
 
@@ -214,6 +216,84 @@ module Bench
            "default / untraced"], rows)
   end
 
+  FIXED_DOCUMENTS = File.join(DIR, "fixed_documents")
+  FIXED_CONFIGURATIONS = { "ruzzy" => [], "--no-compare-hooks" => ["--no-compare-hooks"],
+                           "untraced" => ["--no-coverage", "--no-compare-hooks"] }.freeze
+
+  # Per execution on the same work for everyone: each parser parses one
+  # fixed document per execution (bench/fixed_documents/harness.rb), under
+  # ruzzy's defaults, without comparison hooks, untraced, and under Ruzzy
+  # 0.8 (tracer.rb, no preload) when BENCH_RUZZY_0_8_HOME names its gem
+  # home; then the cost of a traced `if` inside the fuzzing loop.
+  def fixed_documents
+    rows = PARSERS.map do |name|
+      speeds = FIXED_CONFIGURATIONS.transform_values { |flags| fixed_speed(name, flags) }
+      row = [name, *speeds.values.map { |speed| fmt(speed) }, "#{fmt(speeds["untraced"] / speeds["ruzzy"], 2)}x"]
+      next row unless RUZZY_0_8_HOME
+
+      old = fixed_speed(name, nil)
+      row + [fmt(old), "#{fmt(speeds["ruzzy"] / old, 2)}x"]
+    end
+    header = ["parser", *FIXED_CONFIGURATIONS.keys.map { |label| "#{label} execs/s" }, "untraced / ruzzy"]
+    header += ["Ruzzy 0.8 execs/s", "ruzzy / Ruzzy 0.8"] if RUZZY_0_8_HOME
+    table("Per execution on a fixed document (bench/fixed_documents): average execs/s, #{SECONDS} s each, " \
+          "one process at a time", header, rows)
+    traced_if
+  end
+
+  # Average execs/s of the fixed-document harness for +name+ under ruzzy
+  # with +flags+, or under Ruzzy 0.8 when +flags+ is nil.
+  def fixed_speed(name, flags, extra = ["-max_total_time=#{SECONDS}"])
+    output, = fixed_run(name, flags, [*extra, "-seed=1", "-print_final_stats=1"])
+    speed = output[/stat::average_exec_per_sec:\s+(\d+)/, 1]
+    raise "no execs/s from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless speed
+
+    Float(speed)
+  end
+
+  # [output, seconds] of one run of the fixed-document harness: ruzzy with
+  # +flags+, or Ruzzy 0.8 through tracer.rb (nil), or Ruzzy 0.8 without
+  # tracing (:untraced).
+  # +tool+ runs the command under another program (valgrind).
+  def fixed_run(name, flags, args, tool: [])
+    env = { "BENCH_PARSER" => name }
+    harness = File.join(FIXED_DOCUMENTS, "harness.rb")
+    output, seconds, = case flags
+                       when nil then run(*tool, RbConfig.ruby, File.join(FIXED_DOCUMENTS, "tracer.rb"), *args,
+                                         env: env.merge(ruzzy_0_8_env))
+                       when :untraced then run(*tool, RbConfig.ruby, harness, *args, env: env.merge(ruzzy_0_8_env))
+                       else run(*tool, "ruzzy", *flags, harness, *args, env:)
+                       end
+    [output, seconds]
+  end
+
+  # The environment that loads Ruzzy 0.8 from RUZZY_0_8_HOME: that gem home
+  # first, then every gem directory that holds no other ruzzy (so the
+  # standard library's bundled gems still load).
+  def ruzzy_0_8_env
+    others = Gem.path.reject { |dir| Dir.glob(File.join(dir, "gems", "ruzzy-*")).any? }
+    { "GEM_HOME" => RUZZY_0_8_HOME, "GEM_PATH" => [RUZZY_0_8_HOME, *others].join(File::PATH_SEPARATOR) }
+  end
+
+  IF_RUNS = [20_000, 120_000].freeze
+  CALLGRIND = %w[valgrind --tool=callgrind --callgrind-out-file=/dev/null].freeze
+
+  # ns per traced `if` inside the fuzzing loop: bench/targets/hundred_ifs.rb
+  # (100 `if`s per input) run for two numbers of inputs, traced and
+  # untraced; the difference of the differences over 100 `if`s per input.
+  def traced_if
+    span = ->(flags) { IF_RUNS.map { |runs| fixed_run("hundred_ifs", flags, ["-runs=#{runs}", "-seed=1"]).last } }
+    per_if = lambda do |traced, untraced|
+      t = span.call(traced)
+      u = span.call(untraced)
+      ((t.last - t.first) - (u.last - u.first)) * 1e9 / (IF_RUNS.last - IF_RUNS.first) / 100
+    end
+    rows = [["ruzzy", fmt(per_if.call([], FIXED_CONFIGURATIONS["untraced"]), 1)]]
+    rows << ["Ruzzy 0.8", fmt(per_if.call(nil, :untraced), 1)] if RUZZY_0_8_HOME
+    table("Coverage inside the fuzzing loop: ns per traced `if` (bench/targets/hundred_ifs.rb, " \
+          "#{IF_RUNS.join(" and ")} inputs, traced minus untraced)", %w[fuzzer ns], rows)
+  end
+
   # What a run of CORPUS_SECONDS reaches, measured by replaying its corpus
   # under Ruby's own Coverage (`ruzzy cov`, every loaded file), with the
   # default feedback and with the previous release's (EARLIER_FEEDBACK). A
@@ -320,7 +400,6 @@ end
 module Bench
   # Ruzzy 0.8's gem home, for its column: `gem install ruzzy -v 0.8.0
   # --install-dir DIR` with the environment its README gives.
-  RUZZY_0_8_HOME = ENV.fetch("BENCH_RUZZY_0_8_HOME", nil)
   LEVELS = %w[1 2 3].freeze
 
   module_function
@@ -361,7 +440,7 @@ module Bench
     env = CExtensions.harness_env(name, dir)
     flags = ["-max_total_time=#{SECONDS}", "-print_final_stats=1"]
     output, = if reference
-                home = { "GEM_HOME" => RUZZY_0_8_HOME, "GEM_PATH" => RUZZY_0_8_HOME }
+                home = ruzzy_0_8_env
                 asan, = Open3.capture2(home, RbConfig.ruby, "-rruzzy", "-e", "print Ruzzy::ASAN_PATH")
                 run(RbConfig.ruby, CExtensions::HARNESS, *flags,
                     env: env.merge(home, "LD_PRELOAD" => asan, "ASAN_OPTIONS" => CExtensions::RUZZY_0_8_ASAN_OPTIONS))
@@ -441,21 +520,38 @@ module Bench
     end
     table("Coverage: instructions per call of the target (callgrind)",
           ["target (bench/events.rb)", "traced", "untraced", "traced - untraced"], rows)
+    fixed_document_instructions
+  end
+
+  # Instructions per execution of the fixed-document harness, in each
+  # configuration of the fixed_documents section.
+  def fixed_document_instructions
+    rows = PARSERS.map do |name|
+      counts = FIXED_CONFIGURATIONS.values.map do |flags|
+        runs = [100, 300].map do |inputs|
+          output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND)
+          Integer(output[/Collected : (\d+)/, 1])
+        end
+        (runs.last - runs.first) / 200
+      end
+      [name, *counts.map { |count| fmt(count) }, "#{fmt(counts.first.fdiv(counts.last), 2)}x"]
+    end
+    table("Per execution on a fixed document: instructions (callgrind, inputs 101 to 300)",
+          ["parser", *FIXED_CONFIGURATIONS.keys, "ruzzy / untraced"], rows)
   end
 
   # Instructions per iteration of +script+, run as `script MODE N ARG`.
   def per_iteration(script, mode, arg, short: 20_000, long: 120_000)
     counts = [short, long].map do |iterations|
-      output, = run("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", RbConfig.ruby, script, mode,
-                    iterations.to_s, arg)
+      output, = run(*CALLGRIND, RbConfig.ruby, script, mode, iterations.to_s, arg)
       Integer(output[/Collected : (\d+)/, 1])
     end
     (counts.last - counts.first).fdiv(long - short)
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed parsers campaign solves
-              detectors detector_cost instructions c_extensions].freeze
+SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed fixed_documents parsers
+              campaign solves detectors detector_cost instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
