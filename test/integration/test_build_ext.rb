@@ -85,9 +85,9 @@ class TestBuildExt < Minitest::Test
   def test_the_builders_flags_are_used_with_coverage_added
     in_tmpdir do |dir|
       project = planted_copy(dir)
-      flags = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope"
-      built = ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
-                                                 "CXXFLAGS" => flags, "SANITIZER" => "address" })
+      built = builder_build(project, "address",
+                            "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address " \
+                            "-fsanitize-address-use-after-scope")
       assert_exit 0, built
       assert_match(/the builder's compiler and flags \(address\)/, built.stderr)
       assert_match(/checked 2 shared object\(s\)/, built.stderr)
@@ -99,9 +99,7 @@ class TestBuildExt < Minitest::Test
   def test_a_coverage_build_keeps_the_builders_flags
     in_tmpdir do |dir|
       project = planted_copy(dir)
-      flags = "-O1 -fno-omit-frame-pointer -gline-tables-only"
-      built = ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
-                                                 "CXXFLAGS" => flags, "SANITIZER" => "coverage" })
+      built = builder_build(project, "coverage", "-O1 -fno-omit-frame-pointer -gline-tables-only")
       assert_exit 0, built
       assert_match(/the builder's compiler and flags \(no fuzzing sanitizer\)/, built.stderr)
       assert_match(/built 2 shared object\(s\) for a build without a fuzzing sanitizer: nothing to check/, built.stderr)
@@ -188,6 +186,13 @@ class TestBuildExt < Minitest::Test
   end
 
   private
+
+  # `ruzzy build-ext PROJECT` in an OSS-Fuzz builder's environment: its
+  # compilers, SANITIZER and the same CFLAGS and CXXFLAGS.
+  def builder_build(project, sanitizer, flags)
+    ruzzy("build-ext", project, env: { "CC" => "clang", "CXX" => "clang++", "CFLAGS" => flags,
+                                       "CXXFLAGS" => flags, "SANITIZER" => sanitizer })
+  end
 
   def planted_copy(dir)
     FileUtils.cp_r(PLANTED, dir)

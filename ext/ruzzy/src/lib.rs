@@ -96,7 +96,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_engine" => engine::driver::engine_description, 0;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
-        "_configure_reproduction" => findings::reproduce::configure, 5;
+        "_configure_reproduction" => findings::reproduce::configure, 6;
         "_overdue_input" => engine::target_state::overdue_input, 1;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;

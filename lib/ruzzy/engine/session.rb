@@ -151,7 +151,8 @@ module Ruzzy
       files = args.input_files.map { |path| [Digest::SHA1.file(path).hexdigest, Shellwords.escape(path)] }
       exact = args.value("exact_artifact_path")
       Ruzzy::Native._configure_reproduction(command_line, Shellwords.escape(args.value("artifact_prefix") || "./"),
-                                            exact && Shellwords.escape(exact), files, OWN_FILES)
+                                            exact && Shellwords.escape(exact), files, OWN_FILES,
+                                            Finding::DEDUP_FRAMES)
     end
 
     public

@@ -32,12 +32,11 @@ module Ruzzy
     # prints the native stack (see the file).
     FRAME_PRINTER = File.expand_path("preload_frames.c", __dir__)
 
-    # libFuzzer's hooks that only feed its value profile, and the gate put
-    # in front of them (see the file); libFuzzer's own are renamed with
-    # GATED_PREFIX in the preload's copy of its archive.
+    # The gate put in front of libFuzzer's hooks that only feed its value
+    # profile (see the file), which lists them (GATED_HOOKS); libFuzzer's
+    # own are renamed with GATED_PREFIX in the preload's copy of its archive.
     COMPARE_GATE = File.expand_path("preload_compare_gate.c", __dir__)
-    GATED_HOOKS = %w[__sanitizer_cov_trace_cmp1 __sanitizer_cov_trace_const_cmp1 __sanitizer_cov_trace_cmp2
-                     __sanitizer_cov_trace_const_cmp2 __sanitizer_cov_trace_pc_indir].freeze
+    GATED_HOOKS = File.read(COMPARE_GATE).scan(/^RUZZY_GATED_HOOK1?\((\w+),/).flatten.freeze
     GATED_PREFIX = "ruzzy_libfuzzer_"
 
     # dummy: also build Ruzzy.dummy's extension (needs ext/dummy/dummy.c and
@@ -147,21 +146,24 @@ module Ruzzy
       *others, fuzzer = rest.compact
       gated = gated_fuzzer(fuzzer)
       compile(name, "-shared", "-fPIC", "-O2", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
-              *(gated ? [COMPARE_GATE] : []),
+              *(gated ? ["-DRUZZY_GATED_PREFIX=#{GATED_PREFIX}", COMPARE_GATE] : []),
               "-Wl,--wrap=__sanitizer_print_stack_trace", "-Wl,--wrap=__sanitizer_set_death_callback",
               "-Wl,--whole-archive", copy, *others, gated || fuzzer, "-Wl,--no-whole-archive", *LIBS)
     end
 
     # A copy of libFuzzer's archive with the hooks of GATED_HOOKS renamed,
     # or nil (the preload then keeps libFuzzer's hooks as they are) when
-    # objcopy cannot make it.
+    # objcopy cannot make it. Made once per archive and build.
     def gated_fuzzer(archive)
+      @gated ||= {}
+      return @gated[archive] if @gated.key?(archive)
+
       copy = File.join(@work, "gated-#{File.basename(archive)}")
       renames = GATED_HOOKS.flat_map { |hook| ["--redefine-sym", "#{hook}=#{GATED_PREFIX}#{hook}"] }
       _, status = Open3.capture2e("objcopy", *renames, archive, copy)
-      status.success? ? copy : nil
+      @gated[archive] = status.success? ? copy : nil
     rescue SystemCallError
-      nil
+      @gated[archive] = nil
     end
 
     # Ruzzy.dummy's extension. Like ruzzy's own, it does not link libruby:

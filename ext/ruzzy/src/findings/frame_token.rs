@@ -5,9 +5,9 @@
 //!
 //! No Ruby code may run here, so the naming rule of the Ruby side
 //! (`Ruzzy::Finding.sanitizer_frames` and `Ruzzy::Findings::Identity`: the
-//! innermost three frames of the fuzz target, `method@file`, Ruby's `block
-//! in` decorations and `<internal:` frames left out, the top level of a file
-//! as `<top>`, sanitizer-form escapes) is applied to the raw frames here;
+//! innermost `Finding::DEDUP_FRAMES` frames of the fuzz target,
+//! `method@file`, Ruby's `block in` decorations and `<internal:` frames left
+//! out, the top level of a file as `<top>`, sanitizer-form escapes) is applied to the raw frames here;
 //! test_faults.rb checks that both sides name a hang in C code alike.
 //!
 //! Invariants: [`Token`] lives on the stack and is filled and written
@@ -16,34 +16,42 @@
 
 use crate::findings::ruby_backtrace::write_stderr;
 use std::io::{Cursor, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// Frames in a token (the sanitizers' `dedup_token_length` of OSS-Fuzz,
-/// and `Ruzzy::Finding::DEDUP_FRAMES`).
-const FRAMES: usize = 3;
+/// Most frames a token can hold; it holds `Ruzzy::Finding::DEDUP_FRAMES`
+/// (the sanitizers' `dedup_token_length` of OSS-Fuzz), given to
+/// [`configure`].
+const MAX_FRAMES: usize = 8;
+
+/// Frames in a token (3 until configured).
+static FRAMES: AtomicUsize = AtomicUsize::new(3);
 
 /// ruzzy's own Ruby files start with this (`Ruzzy::OWN_FILES`).
 static OWN_FILES: OnceLock<Box<[u8]>> = OnceLock::new();
 /// A sanitizer's stack trace, with its own token, follows ours.
 static SANITIZER_TOKEN_FOLLOWS: AtomicBool = AtomicBool::new(false);
 
-/// Set once before fuzzing.
-pub fn configure(own_files: &[u8], sanitizer_token_follows: bool) {
+/// Set once before fuzzing; `frames` is clamped to 1..=[`MAX_FRAMES`].
+pub fn configure(own_files: &[u8], sanitizer_token_follows: bool, frames: usize) {
     let _ = OWN_FILES.set(own_files.into());
+    FRAMES.store(frames.clamp(1, MAX_FRAMES), Ordering::Relaxed);
     SANITIZER_TOKEN_FOLLOWS.store(sanitizer_token_follows, Ordering::Relaxed);
 }
 
 /// The innermost fuzz-target frames seen so far, fed outermost first.
 pub struct Token<'a> {
-    frames: [(&'a [u8], &'a [u8]); FRAMES],
+    frames: [(&'a [u8], &'a [u8]); MAX_FRAMES],
+    /// Slots in use (the configured number of frames).
+    size: usize,
     count: usize,
 }
 
 impl<'a> Token<'a> {
     pub fn new() -> Self {
         Token {
-            frames: [(b"", b""); FRAMES],
+            frames: [(b"", b""); MAX_FRAMES],
+            size: FRAMES.load(Ordering::Relaxed),
             count: 0,
         }
     }
@@ -58,7 +66,7 @@ impl<'a> Token<'a> {
         if path.starts_with(b"<internal:") {
             return;
         }
-        self.frames[self.count % FRAMES] = (path, label);
+        self.frames[self.count % self.size] = (path, label);
         self.count += 1;
     }
 
@@ -71,8 +79,8 @@ impl<'a> Token<'a> {
         let mut line = [0u8; 1024];
         let mut cursor = Cursor::new(&mut line[..]);
         let _ = cursor.write_all(b"DEDUP_TOKEN: ");
-        for index in 0..self.count.min(FRAMES) {
-            let (path, label) = self.frames[(self.count - 1 - index) % FRAMES];
+        for index in 0..self.count.min(self.size) {
+            let (path, label) = self.frames[(self.count - 1 - index) % self.size];
             if index > 0 {
                 let _ = cursor.write_all(b"--");
             }

@@ -40,8 +40,9 @@ static REPRODUCTION: OnceLock<Reproduction> = OnceLock::new();
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
 /// `Ruzzy::Native._configure_reproduction(command, prefix, exact, files,
-/// own_files)`: `files` is an Array of [sha1 hex, path]; `own_files` what
-/// ruzzy's Ruby files start with (for [`crate::findings::frame_token`]).
+/// own_files, dedup_frames)`: `files` is an Array of [sha1 hex, path];
+/// `own_files` what ruzzy's Ruby files start with and `dedup_frames` the
+/// frames of a finding's token (for [`crate::findings::frame_token`]).
 /// Only the first call counts.
 pub fn configure(
     command: RString,
@@ -49,12 +50,13 @@ pub fn configure(
     exact: Option<RString>,
     files: RArray,
     own_files: RString,
+    dedup_frames: usize,
 ) -> Result<(), Error> {
     let preloaded = matches!(
         crate::engine::libfuzzer::get().origin,
         crate::engine::libfuzzer::Origin::Preloaded { .. }
     );
-    crate::findings::frame_token::configure(&bytes(own_files), preloaded);
+    crate::findings::frame_token::configure(&bytes(own_files), preloaded, dedup_frames);
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;
