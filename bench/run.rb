@@ -530,7 +530,10 @@ module Bench
       counts = FIXED_CONFIGURATIONS.values.map do |flags|
         runs = [100, 300].map do |inputs|
           output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND)
-          Integer(output[/Collected : (\d+)/, 1])
+          count = output[/Collected : (\d+)/, 1]
+          raise "no instruction count from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless count
+
+          Integer(count)
         end
         (runs.last - runs.first) / 200
       end

@@ -38,6 +38,8 @@ class TestCompareHooks < Minitest::Test
     assert_includes hooked.stdout, "regexp timeout: #{timeout}\n"
     assert_match(/^redefined while fuzzing: \[:redefined_while_fuzzing, :redefined_while_fuzzing, false\]$/,
                  hooked.stdout)
+    redefined = ":redefined_while_fuzzing"
+    assert_includes hooked.stdout, "redefined Hash and Integer: [#{redefined}, #{redefined}, true, #{redefined}, 3]\n"
   end
 
   def test_fuzz_installs_the_hooks_unless_told_not_to

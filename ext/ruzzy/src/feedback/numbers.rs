@@ -107,9 +107,7 @@ pub fn integers(site: SiteId, a: u64, b: u64) {
     }
     for (mine, other) in [(a, b), (b, a)] {
         if let Some(found) = converted(|value| matches!(value, Value::Integer(v) if v == mine)) {
-            let mut digits = Digits::new();
-            let _ = write!(digits, "{}", other as i64);
-            propose(site, found.text(), digits.as_bytes());
+            propose(site, found.text(), Digits::decimal(other as i64).as_bytes());
         }
     }
 }
@@ -280,6 +278,30 @@ impl Digits {
         }
     }
 
+    /// `value` in decimal, written without `core::fmt` (this runs on
+    /// Integer comparisons).
+    fn decimal(value: i64) -> Digits {
+        let mut reversed = [0u8; 20];
+        let mut n = value.unsigned_abs();
+        let mut count = 0;
+        loop {
+            reversed[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut digits = Digits::new();
+        if value < 0 {
+            let _ = digits.write(b"-");
+        }
+        for &digit in reversed[..count].iter().rev() {
+            let _ = digits.write(&[digit]);
+        }
+        digits
+    }
+
     fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
     }
@@ -302,6 +324,16 @@ impl Write for Digits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_are_written_as_rust_writes_them() {
+        for value in [0, 7, -7, 10, 1234567890, i64::MAX, i64::MIN, -(1 << 62)] {
+            assert_eq!(
+                Digits::decimal(value).as_bytes(),
+                value.to_string().as_bytes()
+            );
+        }
+    }
 
     #[test]
     fn tokens_skip_spaces_and_keep_signs_and_exponents() {

@@ -294,13 +294,26 @@ pub fn string_class() -> VALUE {
     unsafe { rb_sys::rb_cString }
 }
 
-/// Whether the Hash `hash` has the key `key`, whose hash and equality Ruby
-/// computes in C (an Integer, a Symbol or a plain String).
+/// The value of the key `key` in the Hash `hash`, if it has that key;
+/// `key`'s hash and equality must be computed by Ruby in C (an Integer, a
+/// Symbol or a plain String).
 #[inline(always)]
-pub fn hash_has_key(hash: VALUE, key: VALUE) -> bool {
+pub fn hash_lookup(hash: VALUE, key: VALUE) -> Option<VALUE> {
     // SAFETY: for such keys the lookup runs no Ruby code and allocates
     // nothing.
-    unsafe { rb_sys::rb_hash_lookup2(hash, key, QUNDEF) != QUNDEF }
+    let value = unsafe { rb_sys::rb_hash_lookup2(hash, key, QUNDEF) };
+    (value != QUNDEF).then_some(value)
+}
+
+/// A Fixnum, or None when `value` is out of the Fixnum range.
+#[inline(always)]
+pub fn fixnum(value: i64) -> Option<VALUE> {
+    // Fixnums hold 63-bit signed values (FIXABLE).
+    const MIN: i64 = -(1 << 62);
+    const MAX: i64 = (1 << 62) - 1;
+    (MIN..=MAX)
+        .contains(&value)
+        .then_some(((value as VALUE) << 1) | rb_sys::ruby_special_consts::RUBY_FIXNUM_FLAG as VALUE)
 }
 
 /// Calls `each` with the keys of the Hash `hash`, in order, while it

@@ -1,11 +1,16 @@
 //! Hash hooks: a lookup whose key (an Integer, Symbol or plain String) is
 //! missing reports the key against (some of) the keys the Hash has.
+//!
+//! Fast paths: while `Hash#[]`, `fetch` and the `key?` family are Ruby's
+//! own, their hooks answer from the lookup they made to report (or, for
+//! `[]` with any other key, through `rb_hash_aref`, which is `Hash#[]`)
+//! instead of calling `super`.
 
-use super::{Hook, HookModule};
+use super::{builtin, FastPath, Hook, HookModule};
 use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
-use crate::rb::value::{self, integer_bits, Frame, MethodCall};
+use crate::rb::value::{self, boolean, integer_bits, Frame, MethodCall};
 use rb_sys::VALUE;
 use std::ffi::c_int;
 
@@ -13,48 +18,109 @@ pub const HOOKS: HookModule = HookModule {
     group: "hash",
     class: c"Hash",
     module: "HashHooks",
-    hooks: &[Hook::new(
-        &[
-            c"[]",
-            c"fetch",
-            c"key?",
-            c"has_key?",
-            c"include?",
-            c"member?",
-            c"dig",
-        ],
-        Function::Var(lookup),
-    )],
+    hooks: &[
+        Hook::new(&[c"[]"], Function::One(aref)).fast(FastPath::HashAref),
+        Hook::new(&[c"fetch"], Function::Var(fetch)).fast(FastPath::HashFetch),
+        has_key::<{ FastPath::HashKey as usize }>(&[c"key?"]),
+        has_key::<{ FastPath::HashHasKey as usize }>(&[c"has_key?"]),
+        has_key::<{ FastPath::HashInclude as usize }>(&[c"include?"]),
+        has_key::<{ FastPath::HashMember as usize }>(&[c"member?"]),
+        Hook::new(&[c"dig"], Function::Var(lookup)),
+    ],
 };
 
 /// How many keys a missed lookup is compared against.
 const KEYS_REPORTED: usize = 64;
 
-unsafe extern "C" fn lookup(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+/// What a hook learnt about its key.
+enum Lookup {
+    /// The key is there, with this value.
+    Found(VALUE),
+    /// The key is not there (reported).
+    Missing,
+    /// The key is not of a kind looked up without running Ruby code.
+    Unknown,
+}
+
+/// `Hash#[]`.
+unsafe extern "C" fn aref(this: VALUE, key: VALUE) -> VALUE {
+    let args = [key];
+    // SAFETY: called by the interpreter as a method with these arguments.
+    let mut call = unsafe { MethodCall::with_args(&args) };
+    let found = look_up(&call, this, key);
+    if !builtin(FastPath::HashAref) {
+        return call.call_super();
+    }
+    match found {
+        Lookup::Found(value) => value,
+        // SAFETY: `Hash#[]` is `rb_hash_aref` while it is Ruby's own
+        // (checked above); it may run Ruby code (`hash`, `eql?`, a default
+        // proc), as `Hash#[]` does.
+        Lookup::Missing | Lookup::Unknown => unsafe { rb_sys::rb_hash_aref(this, key) },
+    }
+}
+
+/// `Hash#fetch(key)`: a key that is there needs neither the default nor
+/// the block.
+unsafe extern "C" fn fetch(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
-    if let Some(&key) = call.args().first() {
-        report_miss(&call, this, key);
+    if let &[key] = call.args() {
+        if let Lookup::Found(value) = look_up(&call, this, key) {
+            if builtin(FastPath::HashFetch) {
+                return value;
+            }
+        }
+    } else if let Some(&key) = call.args().first() {
+        look_up(&call, this, key);
     }
     call.call_super()
 }
 
-/// Reports a key that is not in `hash` (a Hash: the hooks are only
-/// prepended to Hash) against its keys. Only built-in key kinds whose
-/// lookup runs no Ruby code are handled.
-fn report_miss(frame: &Frame, hash: VALUE, key: VALUE) {
+/// The hook of `key?`, `has_key?`, `include?` or `member?` (`name`), whose
+/// fast path is the [`FastPath`] numbered `FAST`.
+const fn has_key<const FAST: usize>(name: &'static [&'static std::ffi::CStr]) -> Hook {
+    Hook::new(name, Function::One(key_p::<FAST>)).fast(FastPath::ALL[FAST])
+}
+
+unsafe extern "C" fn key_p<const FAST: usize>(this: VALUE, key: VALUE) -> VALUE {
+    let args = [key];
+    // SAFETY: called by the interpreter as a method with these arguments.
+    let mut call = unsafe { MethodCall::with_args(&args) };
+    match look_up(&call, this, key) {
+        Lookup::Found(_) if super::builtin_at(FAST) => boolean(true),
+        Lookup::Missing if super::builtin_at(FAST) => boolean(false),
+        _ => call.call_super(),
+    }
+}
+
+/// `dig` (and any lookup without a fast path).
+unsafe extern "C" fn lookup(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let mut call = unsafe { MethodCall::variadic(argc, argv) };
+    if let Some(&key) = call.args().first() {
+        look_up(&call, this, key);
+    }
+    call.call_super()
+}
+
+/// Looks `key` up in `hash` (a Hash: the hooks are only prepended to
+/// Hash) when it is of a built-in kind whose lookup runs no Ruby code, and
+/// reports a missing one against the keys `hash` has.
+fn look_up(frame: &Frame, hash: VALUE, key: VALUE) -> Lookup {
     let simple = value::is_fixnum(key)
         || value::is_static_symbol(key)
         || !value::is_special_const(key) && value::class_of(key) == value::string_class();
     if !simple {
-        return;
+        return Lookup::Unknown;
     }
+    let found = value::hash_lookup(hash, key);
     let Some(site) = compare_sites::caller(frame) else {
-        return;
+        return found.map_or(Lookup::Missing, Lookup::Found);
     };
     hook::reach_compare_site(site);
-    if value::hash_has_key(hash, key) {
-        return;
+    if let Some(value) = found {
+        return Lookup::Found(value);
     }
     let mut reported = 0;
     value::hash_each_key(hash, |candidate| {
@@ -66,4 +132,5 @@ fn report_miss(frame: &Frame, hash: VALUE, key: VALUE) {
         reported += 1;
         reported < KEYS_REPORTED
     });
+    Lookup::Missing
 }

@@ -167,9 +167,49 @@ pub enum FastPath {
     StringEql,
     StringEqq,
     StringCmp,
+    HashAref,
+    HashFetch,
+    HashKey,
+    HashHasKey,
+    HashInclude,
+    HashMember,
+    IntegerDiv,
+    IntegerMod,
+    IntegerDivInt,
+    IntegerModulo,
 }
 
-const FAST_PATHS: usize = FastPath::StringCmp as usize + 1;
+impl FastPath {
+    /// Every fast path, in declaration order (`ALL[f as usize] == f`).
+    pub const ALL: [FastPath; FAST_PATHS] = [
+        FastPath::IntegerEq,
+        FastPath::IntegerNe,
+        FastPath::IntegerLt,
+        FastPath::IntegerLe,
+        FastPath::IntegerGt,
+        FastPath::IntegerGe,
+        FastPath::IntegerCmp,
+        FastPath::IntegerEql,
+        FastPath::IntegerEqq,
+        FastPath::StringEq,
+        FastPath::StringNe,
+        FastPath::StringEql,
+        FastPath::StringEqq,
+        FastPath::StringCmp,
+        FastPath::HashAref,
+        FastPath::HashFetch,
+        FastPath::HashKey,
+        FastPath::HashHasKey,
+        FastPath::HashInclude,
+        FastPath::HashMember,
+        FastPath::IntegerDiv,
+        FastPath::IntegerMod,
+        FastPath::IntegerDivInt,
+        FastPath::IntegerModulo,
+    ];
+}
+
+const FAST_PATHS: usize = FastPath::IntegerModulo as usize + 1;
 
 /// Whether each fast path's method behind the hook is Ruby's own definition.
 static BUILTIN: [AtomicBool; FAST_PATHS] = [const { AtomicBool::new(false) }; FAST_PATHS];
@@ -178,6 +218,12 @@ static BUILTIN: [AtomicBool; FAST_PATHS] = [const { AtomicBool::new(false) }; FA
 #[inline(always)]
 pub fn builtin(fast_path: FastPath) -> bool {
     BUILTIN[fast_path as usize].load(Ordering::Relaxed)
+}
+
+/// [`builtin`] by the fast path's number (for hooks generic over it).
+#[inline(always)]
+pub fn builtin_at(fast_path: usize) -> bool {
+    BUILTIN[fast_path].load(Ordering::Relaxed)
 }
 
 /// Every hook with a fast path, with the class it belongs to.
@@ -262,8 +308,8 @@ pub fn define(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
 // link every hook, and with them libruby, into the test binary).
 const _: () = assert!(
     table_is_consistent(),
-    "each fast path must belong to exactly one hook of one method, and no module may hook \
-     a method twice"
+    "each fast path must belong to exactly one hook of one method and be listed in order in \
+     FastPath::ALL, and no module may hook a method twice"
 );
 
 const fn table_is_consistent() -> bool {
@@ -292,7 +338,7 @@ const fn table_is_consistent() -> bool {
     }
     let mut f = 0;
     while f < FAST_PATHS {
-        if owners[f] != 1 {
+        if owners[f] != 1 || FastPath::ALL[f] as usize != f {
             return false;
         }
         f += 1;
