@@ -169,6 +169,38 @@ class TestCoverage < Minitest::Test
     end
   end
 
+  # While fuzzing, Ruby's own Coverage stops counting branches (ruzzy's
+  # counters alone see them) when ruzzy set Ruby's coverage up; set up by
+  # someone else (SimpleCov, a test), Ruby's counts go on.
+  def test_ruby_stops_counting_branches_while_fuzzing_unless_someone_else_counts
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "branchy.rb"), "def branchy(data)\n  data.size > 3 ? :long : :short\nend\n")
+      File.write(File.join(dir, "tracer.rb"), <<~RUBY)
+        require "coverage"
+        Coverage.start(lines: true, branches: true) if ENV["OTHER_COVERAGE"]
+        require "ruzzy"
+        Ruzzy.trace("harness.rb")
+      RUBY
+      write_harness(dir, <<~RUBY)
+        require_relative "branchy"
+        counts = -> { Coverage.peek_result.fetch(File.expand_path("branchy.rb", __dir__))[:branches].values.sum { |arms| arms.values.sum } }
+        seen = []
+        Ruzzy.fuzz(lambda do |data|
+          branchy(data)
+          seen << counts.call
+          raise "Ruby's counts: \#{seen.uniq.size}" if seen.size == 5
+        end)
+      RUBY
+      ours = ruby("tracer.rb", "-runs=10", "-seed=1", chdir: dir)
+      assert_exit 77, ours
+      assert_match(/RuntimeError: Ruby's counts: 1$/, ours.stderr)
+      assert_match(/^#\d+\s+(NEW|INITED)/, ours.stderr, "ruzzy's own counters still guide")
+      theirs = ruby("tracer.rb", "-runs=10", "-seed=1", chdir: dir, env: { "OTHER_COVERAGE" => "1" })
+      assert_exit 77, theirs
+      assert_match(/RuntimeError: Ruby's counts: 5$/, theirs.stderr)
+    end
+  end
+
   # +code+ lines of constants, +comments+ comment and blank lines.
   def write_code(dir, code:, comments:)
     lines = Array.new(code) { |i| "  X#{i} = #{i}\n" } + Array.new(comments) { |i| i.even? ? "  # note\n" : "\n" }

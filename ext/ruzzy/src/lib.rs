@@ -101,6 +101,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;
         "_fit_coverage" => coverage::hook::fit, 1;
+        "_stop_ruby_branch_counter" => coverage::hook::stop_ruby_branch_counter, 1;
         "_fitted_map_size" => coverage::sancov_8bit::fitted_size, 1;
         "_instrumented_path?" => coverage::hook::instrumented_path, 1;
         "_coverage_info" => coverage::hook::info, 0;

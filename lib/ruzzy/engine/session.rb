@@ -136,6 +136,7 @@ module Ruzzy
     def prepare(args, hook_groups, detectors, literal_dict)
       CompareHooks.install(hook_groups) unless hook_groups.empty?
       Coverage.fit_map
+      Coverage.stop_interpreter_branch_counts
       LiteralDictionary.stop
       args = LiteralDictionary.add_to(args) if literal_dict && !hook_groups.empty?
       Detectors.install(detectors)

@@ -59,6 +59,19 @@ module Ruzzy
       size
     end
 
+    # Stops Ruby's own branch counting when ruzzy set up Ruby's coverage
+    # itself (not when SimpleCov or `ruzzy cov` did): fuzzing never reads
+    # those counts, and counting costs about as much per branch as ruzzy's
+    # own edge counters. Called when fuzzing starts; Coverage.result and
+    # peek_result report no branch counts after it. Returns whether Ruby's
+    # counter was stopped (false on a Ruby whose internals ruzzy does not
+    # know).
+    def stop_interpreter_branch_counts
+      return false unless @own_interpreter_coverage && ::Coverage.running?
+
+      Ruzzy::Native._stop_ruby_branch_counter(Ractor.current)
+    end
+
     # Code loaded while fuzzing (a library required on first use) shares
     # the counters fitted to the code loaded before: says so, once, when it
     # outgrows them, with the size that would fit.
@@ -144,12 +157,15 @@ module Ruzzy
 
     # Compiles subsequent code with coverage events: branches, and one-shot
     # lines, whose event Ruby's own line counter turns off after its first
-    # time (so Ruby's counting runs, unlike with Coverage.setup alone).
+    # time (so Ruby's counting runs, unlike with Coverage.setup alone; its
+    # branch counting stops when fuzzing starts, see
+    # stop_interpreter_branch_counts).
     def setup_interpreter_coverage
       return if ::Coverage.running?
 
       ::Coverage.setup(oneshot_lines: true, branches: true)
       ::Coverage.resume
+      @own_interpreter_coverage = true
     rescue RuntimeError
       # Coverage was already set up by someone else (e.g. SimpleCov): the
       # events still fire for code compiled from now on.

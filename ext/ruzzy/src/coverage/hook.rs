@@ -20,7 +20,7 @@ use crate::coverage::sancov_8bit::{self, EdgeMap};
 use crate::engine::libfuzzer;
 use crate::feedback::compare_sites::SiteId;
 use crate::rb::{self, value::Frame};
-use magnus::{Error, RArray, RHash, Ruby};
+use magnus::{rb_sys::AsRawValue, Error, RArray, RHash, Ruby, Value};
 use rb_sys::{rb_trace_arg_t, VALUE};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -105,6 +105,50 @@ pub fn register() {
         if !coverage.registered.swap(true, Ordering::SeqCst) {
             libfuzzer::get().register_coverage(&coverage.map);
         }
+    }
+}
+
+/// `RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG` (ruby/debug.h),
+/// the flags Ruby's own coverage counters are added with.
+const RUBY_COUNTER_FLAGS: u32 = 0x01 | 0x04;
+
+/// `Ruzzy::Native._stop_ruby_branch_counter(ractor)`: removes the event
+/// hook with which Ruby's own `Coverage` counts branches (`thread.c`'s
+/// `update_branch_coverage`, added by `Coverage.resume`), which costs
+/// about as much per branch as ours and whose counts fuzzing never reads.
+/// Only when the interpreter layout reads the running ractor's hook list
+/// (`ractor` is `Ractor.current`), finds ours there, and finds exactly one
+/// other hook of Ruby's shape for branch events; returns whether it was
+/// removed. The caller makes sure that it set up Ruby's coverage itself.
+pub fn stop_ruby_branch_counter(ractor: Value) -> bool {
+    if get().is_none() || !location::precise() {
+        return false;
+    }
+    let ours = on_branch_event as *const std::ffi::c_void;
+    let (mut found_ours, mut theirs, mut others) = (false, None, 0);
+    // SAFETY: called by Ruby (GVL held); nothing changes the list meanwhile.
+    let read = unsafe {
+        rb::interpreter_layout::each_global_hook(ractor.as_raw(), |hook| {
+            if hook.events != BRANCH_EVENT {
+                return;
+            }
+            if hook.func == ours {
+                found_ours = true;
+            } else if hook.flags == RUBY_COUNTER_FLAGS && hook.data == rb::value::QNIL {
+                theirs = Some(hook.func);
+                others += 1;
+            }
+        })
+    };
+    let Some(func) = theirs.filter(|_| read && found_ours && others == 1) else {
+        return false;
+    };
+    // SAFETY: `func` is the function of a live event hook (an
+    // `rb_event_hook_func_t`, as Ruby registered it); removing a hook by
+    // its function is public API.
+    unsafe {
+        let func: rb_sys::rb_event_hook_func_t = std::mem::transmute(func);
+        rb_sys::rb_remove_event_hook(func) > 0
     }
 }
 

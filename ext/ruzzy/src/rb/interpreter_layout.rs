@@ -7,6 +7,9 @@
 //! | 3.3 | 3.3.8 `vm_core.h` (Debian sid source) | `first_lineno` is an `int`; 7-word control frame; `rb_thread_t.nt` before `ec` |
 //! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers), `iseq.c` | as 3.3 for every struct read while fuzzing; a `RubyVM::InstructionSequence` holds a pointer to its iseq (`TypedData_Make_Struct(..., rb_iseq_t *, ...)`) rather than being one |
 //!
+//! The running ractor's list of global event hooks (`rb_ractor_pub`,
+//! `rb_hook_list_t`, `rb_event_hook_t`) is the same in 3.1 to 3.4.
+//!
 //! Only the fields up to the last one read are declared; the rest of each
 //! struct is never touched. build.rs sets `ruby_layout` to `"3.1"`, `"3.3"`
 //! or `"3.4"` from the Ruby being built for; any other
@@ -45,6 +48,16 @@ pub struct StackFrame {
     /// The source path and label Strings.
     pub path: VALUE,
     pub label: VALUE,
+}
+
+/// One global event hook as the layout reads it (`rb_event_hook_t`).
+pub struct EventHookEntry {
+    /// `RUBY_EVENT_HOOK_FLAG_*`.
+    pub flags: u32,
+    pub events: u32,
+    /// The hook function (`rb_event_hook_func_t`).
+    pub func: *const std::ffi::c_void,
+    pub data: VALUE,
 }
 
 /// What the layout reads from one iseq, for cross-checking in tests.
@@ -119,6 +132,35 @@ mod known {
         #[cfg(any(ruby_layout = "3.3", ruby_layout = "3.4"))]
         nt: *const u8,
         ec: *const ExecutionContext,
+    }
+
+    /// `struct rb_ractor_pub`, the leading member of `rb_ractor_t`
+    /// (vm_core.h, ractor_core.h; same in 3.1 to 3.4).
+    #[repr(C)]
+    struct RactorPub {
+        self_: VALUE,
+        id: u32,
+        hooks: HookList,
+    }
+
+    /// `rb_hook_list_t` (vm_core.h; same in 3.1 to 3.4).
+    #[repr(C)]
+    struct HookList {
+        hooks: *const EventHook,
+        events: u32,
+        running: u32,
+        need_clean: bool,
+        is_local: bool,
+    }
+
+    /// `rb_event_hook_t` (vm_trace.c; same in 3.1 to 3.4), leading fields.
+    #[repr(C)]
+    struct EventHook {
+        hook_flags: u32,
+        events: u32,
+        func: *const std::ffi::c_void,
+        data: VALUE,
+        next: *const EventHook,
     }
 
     /// `rb_iseq_t` (`struct rb_iseq_struct`), leading fields.
@@ -249,6 +291,41 @@ mod known {
                 return std::ptr::null();
             }
             (*th).ec
+        }
+    }
+
+    /// Calls `each` with every event hook of the running ractor's global
+    /// list, unless the layout does not check out: the running thread's
+    /// ractor must be `ractor` (the `Ractor.current` object). Returns
+    /// whether the list was read. The list must not change while `each`
+    /// runs.
+    pub unsafe fn each_global_hook(
+        ractor: VALUE,
+        mut each: impl FnMut(super::EventHookEntry),
+    ) -> bool {
+        // SAFETY: by the caller's contract, GVL held; the thread and ractor
+        // are checked to point back to their objects before the list is read.
+        unsafe {
+            let thread = rb_sys::rb_thread_current();
+            let th = rb_sys::RTYPEDDATA_GET_DATA(thread) as *const Thread;
+            if th.is_null() || (*th).self_ != thread || (*th).ractor.is_null() {
+                return false;
+            }
+            let public = (*th).ractor as *const RactorPub;
+            if (*public).self_ != ractor {
+                return false;
+            }
+            let mut hook = (*public).hooks.hooks;
+            while !hook.is_null() {
+                each(super::EventHookEntry {
+                    flags: (*hook).hook_flags,
+                    events: (*hook).events,
+                    func: (*hook).func,
+                    data: (*hook).data,
+                });
+                hook = (*hook).next;
+            }
+            true
         }
     }
 
@@ -391,8 +468,16 @@ mod known {
     }
 
     pub unsafe fn each_ruby_frame(_each: impl FnMut(super::StackFrame)) {}
+
+    pub unsafe fn each_global_hook(
+        _ractor: VALUE,
+        _each: impl FnMut(super::EventHookEntry),
+    ) -> bool {
+        false
+    }
 }
 
 pub use known::{
-    agrees_with_public_api, caller_frame, each_ruby_frame, event_frame, probe_caller, probe_iseq,
+    agrees_with_public_api, caller_frame, each_global_hook, each_ruby_frame, event_frame,
+    probe_caller, probe_iseq,
 };
