@@ -28,6 +28,8 @@ module Bench
   SECONDS = Integer(ENV.fetch("BENCH_SECONDS", "10"))
   SEEDS = ENV.fetch("BENCH_SEEDS", "1,2,3").split(",").map(&:strip)
   SAFE_SECONDS = Integer(ENV.fetch("BENCH_SAFE_SECONDS", "60"))
+  # Ruzzy 0.8's gem home, for its columns: `gem install ruzzy -v 0.8.0
+  # --install-dir DIR` with the environment its README gives.
   RUZZY_0_8_HOME = ENV.fetch("BENCH_RUZZY_0_8_HOME", nil)
 
   module_function
@@ -398,8 +400,6 @@ end
 
 # C-extension gems built for fuzzing (bench/c_extensions.rb).
 module Bench
-  # Ruzzy 0.8's gem home, for its column: `gem install ruzzy -v 0.8.0
-  # --install-dir DIR` with the environment its README gives.
   LEVELS = %w[1 2 3].freeze
 
   module_function

@@ -42,6 +42,18 @@ class TestCompareHooks < Minitest::Test
     assert_includes hooked.stdout, "redefined Hash and Integer: [#{redefined}, #{redefined}, true, #{redefined}, 3]\n"
   end
 
+  # libFuzzer keys its tables of recent comparisons by the low 12 bits of
+  # each comparison's PC (one stub per Ruby call site): with the stub table
+  # on a 4 KiB boundary a seed runs the same inputs in every build.
+  def test_comparison_pcs_do_not_depend_on_the_build
+    result = ruby("-rruzzy", "-e", "puts $LOADED_FEATURES.grep(/ruzzy_ext/)")
+    assert_exit 0, result
+    symbols = run_command("nm", result.stdout.strip).stdout
+    address = symbols[/^(\h+) t ruzzy_cmp_stubs$/, 1]
+    refute_nil address, "nm lists the stub table"
+    assert_equal 0, Integer(address, 16) % 4096
+  end
+
   def test_fuzz_installs_the_hooks_unless_told_not_to
     in_tmpdir do |dir|
       probe = "Ruzzy.fuzz(->(_) { raise 'hooks on' if Ruzzy::CompareHooks.installed? }%s)"

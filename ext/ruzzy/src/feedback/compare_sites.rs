@@ -28,13 +28,19 @@ use std::ffi::c_void;
 pub const SITES: usize = 4096;
 /// Bytes per stub.
 const STUB_BYTES: usize = 16;
+/// Alignment of the stub table. libFuzzer keys its tables of recent byte
+/// comparisons and its value profile by the PC's low 12 bits; with the
+/// table on a 4 KiB boundary those bits depend on the site only, not on
+/// where the linker put the table, so a seed runs the same inputs whatever
+/// the build.
+const TABLE_ALIGN: usize = 4096;
 /// Longest prefix of a byte comparison libFuzzer learns from.
 const MAX_BYTES: usize = 64;
 
 #[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".pushsection .text.ruzzy_cmp_stubs,\"ax\",@progbits",
-    ".balign {stub_bytes}",
+    ".balign {table_align}",
     ".globl ruzzy_cmp_stubs",
     ".hidden ruzzy_cmp_stubs",
     "ruzzy_cmp_stubs:",
@@ -53,6 +59,7 @@ std::arch::global_asm!(
     ".popsection",
     sites = const SITES,
     stub_bytes = const STUB_BYTES,
+    table_align = const TABLE_ALIGN,
 );
 
 #[cfg(target_arch = "x86_64")]
