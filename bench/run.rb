@@ -456,7 +456,8 @@ end
 
 # The bug detectors' examples (examples/detectors/NAME/fuzz.rb and fuzz_safe.rb).
 module Bench
-  DETECTOR_EXAMPLES = %w[command_injection path_traversal deserialization code_injection redos].freeze
+  DETECTOR_EXAMPLES = Dir.children(File.join(EXAMPLES, "detectors"))
+                         .select { |name| File.directory?(File.join(EXAMPLES, "detectors", name)) }.sort.freeze
 
   module_function
 

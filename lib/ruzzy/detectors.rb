@@ -6,11 +6,13 @@ require_relative "own_files"
 
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
-  # deserialization, code evaluation and reflection, regular expressions)
-  # that turn into findings the bugs that raise nothing: input that reaches
-  # a shell command, a path that walks out of its directory, a class of the
-  # input's choosing instantiated, a method of its choosing called, a match
-  # that backtracks for seconds. See docs/detectors.md.
+  # deserialization, code evaluation and reflection, regular expressions,
+  # network connections) that turn into findings the bugs that raise
+  # nothing: input that reaches a shell command, a path that walks out of
+  # its directory, a class of the input's choosing instantiated, a method
+  # of its choosing called, a match that backtracks for seconds, a pattern
+  # the input broke, a connection to a host it chose. See
+  # docs/detectors.md.
   #
   # Each detector fires only when the input steers the call to a harmless
   # canary: a command named CANARY, a path "../" + CANARY or "/" + CANARY, a
@@ -56,7 +58,7 @@ module Ruzzy
 
     # Every detector, in the order they are listed and installed.
     def all
-      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS]
+      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF]
     end
 
     # Every detector's name.
@@ -91,6 +93,17 @@ module Ruzzy
       return false if disabled == ["all"]
 
       names - select(disabled, option).map { |detector| detector::NAME }
+    end
+
+    # Allows the network connections the target makes on purpose while
+    # fuzzing, which the ssrf detector would report: to +host+ (a name as
+    # the code passes it, an IP address, or an IPAddr range; nil: any) on
+    # +port+ (an Integer or a service name; nil: any). Call it in the
+    # harness before Ruzzy.fuzz. Connections made before fuzzing starts are
+    # never reported.
+    def allow_network(host: nil, port: nil)
+      SSRF.allow(host, port)
+      nil
     end
 
     # Installs +detectors+ (each once).
@@ -169,3 +182,5 @@ require_relative "detectors/path_traversal"
 require_relative "detectors/deserialization"
 require_relative "detectors/code_injection"
 require_relative "detectors/redos"
+require_relative "detectors/regexp_injection"
+require_relative "detectors/ssrf"

@@ -11,7 +11,9 @@ class TestDetectorsSearch < Minitest::Test
     "path_traversal" => "PathTraversal",
     "deserialization" => "Deserialization",
     "code_injection" => "CodeInjection",
-    "redos" => "ReDoS"
+    "redos" => "ReDoS",
+    "regexp_injection" => "RegexpInjection",
+    "ssrf" => "SSRF"
   }.freeze
 
   EXAMPLE_FINDINGS.each do |example, detector|

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require "socket"
 
 # The bug detectors (docs/detectors.md): each example app's bug is found,
 # its safe twin is not, the hooks change nothing else, and the findings can
@@ -68,7 +69,7 @@ class TestDetectors < Minitest::Test
 
       unknown = ruzzy("--disable-detectors=path,redos", "harness.rb", "-runs=10", chdir: dir)
       assert_exit 2, unknown
-      known = "command_injection, path_traversal, deserialization, code_injection, redos"
+      known = "command_injection, path_traversal, deserialization, code_injection, redos, regexp_injection, ssrf"
       assert_match(/unknown detector path \(known: #{known}\)/, unknown.stderr)
       keyword = ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "sql" })
       assert_exit 1, keyword
@@ -79,8 +80,131 @@ class TestDetectors < Minitest::Test
   def test_list_detectors
     result = ruzzy("--list-detectors")
     assert_exit 0, result
-    %w[command_injection path_traversal deserialization code_injection redos].each do |name|
+    %w[command_injection path_traversal deserialization code_injection redos regexp_injection ssrf].each do |name|
       assert_match(/^  #{name}  +\S/, result.stdout)
+    end
+  end
+
+  # Connects as the input's first byte says to the test's own server on
+  # 127.0.0.1 (PORT), or to a name that does not resolve.
+  NETWORK_HARNESS = <<~'RUBY'
+    require "socket"
+    require "net/http"
+    port = Integer(ENV.fetch("PORT"))
+    allowed_port = ENV["ALLOW_PORT"] == "server" ? port : ENV["ALLOW_PORT"]
+    Ruzzy::Detectors.allow_network(host: ENV["ALLOW_HOST"], port: allowed_port) if ENV["ALLOW_HOST"]
+    Ruzzy.fuzz(lambda { |data|
+      case data[0]
+      when "T" then TCPSocket.new("127.0.0.1", port).close
+      when "H" then Net::HTTP.get(URI("http://ruzzy.invalid/"))
+      when "S" then Socket.new(:INET, :STREAM).connect(Socket.sockaddr_in(port, "127.0.0.1"))
+      end
+      nil
+    })
+  RUBY
+
+  # Runs NETWORK_HARNESS on +input+; returns the result and how many
+  # connections the server got (queued: the harness never reads).
+  def network_run(dir, input, *flags, env: {})
+    File.write(File.join(dir, "input"), input)
+    TCPServer.open("127.0.0.1", 0) do |server|
+      result = ruzzy(*flags, "harness.rb", "input", chdir: dir, env: { "PORT" => server.addr[1].to_s, **env })
+      connections = 0
+      while (client = server.accept_nonblock(exception: false)).is_a?(BasicSocket)
+        connections += 1
+        client.close
+      end
+      [result, connections]
+    end
+  end
+
+  def test_a_connection_the_harness_did_not_allow_is_reported_before_it_is_made
+    in_tmpdir do |dir|
+      write_harness(dir, NETWORK_HARNESS)
+      {
+        "T" => /TCPSocket.new would connect to 127.0.0.1:\d+, a destination the harness did not allow/,
+        "H" => /Socket.tcp would connect to ruzzy.invalid:80, a destination/,
+        "S" => /Socket#connect would connect to 127.0.0.1:\d+, a destination/
+      }.each do |input, message|
+        result, connections = network_run(dir, input)
+        assert_exit 77, result
+        assert_match(/bug detector ssrf fired in the fuzz target/, result.stderr)
+        assert_match(/^Ruzzy::Detectors::SSRF: server-side request forgery: #{message}/, result.stderr)
+        assert_equal 0, connections, "the connection was never made (#{input})"
+      end
+    end
+  end
+
+  def test_allowed_connections_pass
+    in_tmpdir do |dir|
+      write_harness(dir, NETWORK_HARNESS)
+      # An address and port, a name (by its addresses), any port.
+      [%w[127.0.0.1 server], %w[localhost server], ["127.0.0.1"]].each do |host, port|
+        result, connections = network_run(dir, "T", env: { "ALLOW_HOST" => host, "ALLOW_PORT" => port })
+        assert_exit 0, result
+        assert_equal 1, connections, "allowed: #{host}"
+      end
+      assert_exit 77, network_run(dir, "T", env: { "ALLOW_HOST" => "127.0.0.1", "ALLOW_PORT" => "1" }).first
+      assert_exit 0, network_run(dir, "T", "--disable-detectors=ssrf").first
+    end
+  end
+
+  def test_allow_network_rejects_what_it_cannot_use
+    result = ruby("-rruzzy", "-e", <<~RUBY)
+      [{ host: 1 }, { port: 70_000 }, { port: "no-such-service" }].each do |arguments|
+        Ruzzy::Detectors.allow_network(**arguments)
+      rescue ArgumentError => e
+        puts e.message
+      end
+    RUBY
+    assert_exit 0, result
+    assert_equal ["allow_network: host: must be a String, an IPAddr or nil, not Integer",
+                  "allow_network: port: must be an Integer from 0 to 65535 or a service",
+                  'allow_network: port: unknown service "no-such-service"'], result.stdout.lines(chomp: true)
+  end
+
+  # C code's connections (a C extension calling connect) meet the backstop.
+  def test_c_code_connecting_is_caught_by_the_backstop
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, <<~'RUBY')
+        require_relative "faults"
+        Ruzzy::Detectors.allow_network(host: "127.0.0.1", port: 9) if ENV["ALLOW"]
+        Ruzzy.fuzz(->(data) { $stderr.puts("connect errno #{Faults.connect(data)}") if data == "N"; nil })
+      RUBY
+      File.write(File.join(dir, "input"), "N")
+      refused = ruzzy("harness.rb", "input", chdir: dir)
+      assert_exit 77, refused
+      assert_match(/^connect errno #{Errno::EACCES::Errno}$/, refused.stderr, "refused before it was made")
+      assert_match(/native code called connect\(\) to 127.0.0.1:9, a destination the harness did not allow/,
+                   refused.stderr)
+      allowed = ruzzy("harness.rb", "input", chdir: dir, env: { "ALLOW" => "1" })
+      assert_exit 0, allowed
+      assert_match(/^connect errno #{Errno::ECONNREFUSED::Errno}$/, allowed.stderr, "made, and refused by the port")
+    end
+  end
+
+  def test_a_pattern_the_input_breaks_is_reported_even_when_rescued
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        Ruzzy.fuzz(lambda { |data|
+          text = data.dup.force_encoding(Encoding::UTF_8)
+          pattern = ENV["ESCAPE"] ? Regexp.escape(text) : text
+          "abc".match?(ENV["LITERAL"] ? /x#{pattern}/ : Regexp.new(pattern)) rescue RegexpError
+          nil
+        })
+      RUBY
+      File.write(File.join(dir, "input"), "a(")
+      found = ruzzy("harness.rb", "input", chdir: dir)
+      assert_exit 77, found
+      assert_match(/^Ruzzy::Detectors::RegexpInjection: regular expression injection: a pattern built from the input/,
+                   found.stderr)
+      assert_match(/failed to compile \(end pattern with unmatched parenthesis/, found.stderr)
+      assert_exit 77, ruzzy("harness.rb", "input", chdir: dir, env: { "LITERAL" => "1" })
+      assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "ESCAPE" => "1" })
+      # Bytes invalid in UTF-8 break an escaped pattern too: no injection.
+      File.binwrite(File.join(dir, "input"), "a\xff(")
+      assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "ESCAPE" => "1" })
     end
   end
 end

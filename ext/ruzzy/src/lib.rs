@@ -110,6 +110,9 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_counter_location" => coverage::hook::counter_location, 1;
         "_detector_report" => detectors::held_findings::report, 1;
         "_watch_regexp_timeouts" => detectors::held_findings::watch_regexp_timeouts, 1;
+        "_watch_pattern_errors" => detectors::held_findings::watch_pattern_errors, 1;
+        "_guard_connect" => detectors::connect_guard::guard, 0;
+        "_allow_connect" => detectors::connect_guard::allow, 4;
         "_time_regexp_matches" => detectors::held_findings::time_regexp_matches, 0;
         "_running_match" => detectors::held_findings::running_match, 0;
         "_guide_towards" => detectors::guidance::guide_towards, 2;

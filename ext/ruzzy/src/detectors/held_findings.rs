@@ -16,6 +16,13 @@
 //! matching thread, which Ruby lets it do at the interrupt checks inside
 //! the match). No clock is read per match.
 //!
+//! Regular-expression injection: the same raise hook keeps the first
+//! `RegexpError` of the input (a pattern that failed to compile, whether
+//! `Regexp.new` or an interpolated literal built it), which Ruby
+//! (`Ruzzy::Detectors::RegexpInjection.failed`) turns into the finding.
+//! SSRF: a connection C code tried, refused by
+//! [`super::connect_guard`], is taken here too.
+//!
 //! Code injection: the same raise hook compares the name of a method or
 //! constant a NameError (NoMethodError) says was not found with the canary
 //! method's name, so that an input choosing the name that `send` or `eval`
@@ -49,6 +56,11 @@ static MATCHES_STARTED: AtomicU64 = AtomicU64::new(0);
 /// Whether matches are counted.
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
+/// `RegexpError` once pattern errors are watched (0: not watched).
+static PATTERN_ERROR_CLASS: AtomicUsize = AtomicUsize::new(0);
+/// The first `RegexpError` raised during this input (nil: none).
+static PATTERN_ERROR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+
 /// Whether missing names are compared with the canary.
 static GUIDING_NAMES: AtomicBool = AtomicBool::new(false);
 /// `ID` of NameError's hidden `name` attribute.
@@ -62,7 +74,13 @@ static REGISTER: Once = Once::new();
 /// Registers the held values with the GC (once).
 fn register_globals() {
     REGISTER.call_once(|| {
-        for global in [&PENDING, &TIMEOUT_ERROR, &TIMEOUT_PATTERN, &CANARY] {
+        for global in [
+            &PENDING,
+            &TIMEOUT_ERROR,
+            &TIMEOUT_PATTERN,
+            &CANARY,
+            &PATTERN_ERROR,
+        ] {
             rb::register_gc_root(global);
         }
     });
@@ -86,6 +104,14 @@ pub fn watch_regexp_timeouts(klass: magnus::RClass) {
     register_globals();
     // A class constant: never collected, so it needs no registration.
     TIMEOUT_CLASS.store(klass.as_raw() as usize, Ordering::Relaxed);
+    watch_raises();
+}
+
+/// `Ruzzy::Native._watch_pattern_errors(klass)`: from now on the first
+/// `klass` (RegexpError) raised during an input is a finding.
+pub fn watch_pattern_errors(klass: magnus::RClass) {
+    register_globals();
+    PATTERN_ERROR_CLASS.store(klass.as_raw() as usize, Ordering::Relaxed);
     watch_raises();
 }
 
@@ -156,6 +182,7 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
     if GUIDING_NAMES.load(Ordering::Relaxed) {
         guide_missing_name(error);
     }
+    hold_first(&PATTERN_ERROR_CLASS, &PATTERN_ERROR, error);
     let class = TIMEOUT_CLASS.load(Ordering::Relaxed) as VALUE;
     if class == 0 || TIMEOUT_ERROR.load(Ordering::Relaxed) as VALUE != rb::QNIL {
         return;
@@ -170,6 +197,18 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
         pattern
     };
     TIMEOUT_PATTERN.store(pattern, Ordering::Relaxed);
+}
+
+/// Holds `error` in `held` if it is the input's first of the class in
+/// `class` (0: not watched).
+fn hold_first(class: &AtomicUsize, held: &AtomicUsize, error: VALUE) {
+    let class = class.load(Ordering::Relaxed) as VALUE;
+    if class != 0
+        && held.load(Ordering::Relaxed) as VALUE == rb::QNIL
+        && rb::value::is_kind_of(error, class)
+    {
+        held.store(error as usize, Ordering::Relaxed);
+    }
 }
 
 /// Runs `super_call` (a hooked match of `pattern`) as the running match.
@@ -193,17 +232,33 @@ pub fn take() -> Option<VALUE> {
     let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let pattern = TIMEOUT_PATTERN.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let pattern_error = PATTERN_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
+    let refused = super::connect_guard::take();
     if pending != rb::QNIL {
         return Some(pending);
     }
-    if timeout == rb::QNIL {
-        return None;
+    // The held values are alive: held in registered globals until now, and
+    // on this stack. Should building a finding fail, the error itself is
+    // reported.
+    if timeout != rb::QNIL {
+        let finding = rb::protect(|ruby| {
+            ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
+        });
+        return Some(finding.unwrap_or(timeout));
     }
-    // Both values are alive: held in registered globals until now, and on
-    // this stack.
-    let finding = rb::protect(|ruby| {
-        ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
-    });
-    // Should building the finding fail, the timeout itself is reported.
-    Some(finding.unwrap_or(timeout))
+    if pattern_error != rb::QNIL {
+        let finding = rb::protect(|ruby| {
+            ruby.call_class_method(
+                c"Ruzzy::Detectors::RegexpInjection",
+                "failed",
+                &[pattern_error],
+            )
+        });
+        match finding {
+            Ok(finding) if finding == rb::QNIL => {} // an encoding error
+            Ok(finding) => return Some(finding),
+            Err(_) => return Some(pattern_error),
+        }
+    }
+    refused
 }

@@ -3,7 +3,12 @@
 //! ([`held_findings`], with the ReDoS watch), and the feedback that steers
 //! inputs towards their canaries ([`guidance`]).
 //!
+//! C code's network connections pass [`connect_guard`] (through
+//! [`got_patch`]), the SSRF detector's backstop.
+//!
 //! Uses [`crate::feedback`]'s comparison sites and [`crate::rb`].
 
+pub mod connect_guard;
+pub mod got_patch;
 pub mod guidance;
 pub mod held_findings;
