@@ -88,6 +88,20 @@ class TestCompareHooks < Minitest::Test
     end
   end
 
+  # A literal invalid in its source's encoding (net/http has some) is a
+  # word like any other.
+  def test_a_literal_invalid_in_its_encoding_is_a_dictionary_word
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        MARK = "\xFFomega mark".freeze
+        Ruzzy.fuzz(->(data) { raise "found" if data == MARK })
+      RUBY
+      result = ruzzy("harness.rb", "-runs=1", chdir: dir)
+      assert_exit 0, result
+      assert_match(/INFO: ruzzy: 1 dictionary word from the literals of instrumented code/, result.stderr)
+    end
+  end
+
   # The literals of the instrumented code become libFuzzer dictionary
   # words, merged with the user's -dict.
   def test_the_program_literals_are_a_dictionary

@@ -162,11 +162,14 @@ module Ruzzy
       nil
     end
 
+    # Adds +word+ (bytes: a literal may be invalid in its encoding).
     def add(word, found)
       return unless WORD_BYTES.cover?(word.bytesize)
+
+      word = word.b
       return if word.count(" ") >= 3
 
-      found[word.b] = true
+      found[word] = true
     end
 
     private_class_method :write, :entry, :instructions, :message?, :nested_iseq?, :literal, :add
