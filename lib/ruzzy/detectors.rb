@@ -7,7 +7,7 @@ require_relative "own_files"
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
   # deserialization, code evaluation and reflection, regular expressions,
-  # network connections) that turn into findings the bugs that raise
+  # network connections, SQL) that turn into findings the bugs that raise
   # nothing: input that reaches a shell command, a path that walks out of
   # its directory, a class of the input's choosing instantiated, a method
   # of its choosing called, a match that backtracks for seconds, a pattern
@@ -58,7 +58,7 @@ module Ruzzy
 
     # Every detector, in the order they are listed and installed.
     def all
-      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF]
+      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF, SQLInjection]
     end
 
     # Every detector's name.
@@ -184,3 +184,4 @@ require_relative "detectors/code_injection"
 require_relative "detectors/redos"
 require_relative "detectors/regexp_injection"
 require_relative "detectors/ssrf"
+require_relative "detectors/sql_injection"

@@ -13,7 +13,8 @@ class TestDetectorsSearch < Minitest::Test
     "code_injection" => "CodeInjection",
     "redos" => "ReDoS",
     "regexp_injection" => "RegexpInjection",
-    "ssrf" => "SSRF"
+    "ssrf" => "SSRF",
+    "sql_injection" => "SQLInjection"
   }.freeze
 
   EXAMPLE_FINDINGS.each do |example, detector|

@@ -69,7 +69,8 @@ class TestDetectors < Minitest::Test
 
       unknown = ruzzy("--disable-detectors=path,redos", "harness.rb", "-runs=10", chdir: dir)
       assert_exit 2, unknown
-      known = "command_injection, path_traversal, deserialization, code_injection, redos, regexp_injection, ssrf"
+      known = "command_injection, path_traversal, deserialization, code_injection, redos, regexp_injection, ssrf, " \
+              "sql_injection"
       assert_match(/unknown detector path \(known: #{known}\)/, unknown.stderr)
       keyword = ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "sql" })
       assert_exit 1, keyword
@@ -80,7 +81,8 @@ class TestDetectors < Minitest::Test
   def test_list_detectors
     result = ruzzy("--list-detectors")
     assert_exit 0, result
-    %w[command_injection path_traversal deserialization code_injection redos regexp_injection ssrf].each do |name|
+    %w[command_injection path_traversal deserialization code_injection redos regexp_injection ssrf
+       sql_injection].each do |name|
       assert_match(/^  #{name}  +\S/, result.stdout)
     end
   end
@@ -205,6 +207,50 @@ class TestDetectors < Minitest::Test
       # Bytes invalid in UTF-8 break an escaped pattern too: no injection.
       File.binwrite(File.join(dir, "input"), "a\xff(")
       assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "ESCAPE" => "1" })
+    end
+  end
+
+  # SQL through sqlite3 (a real database) and Sequel's mock adapter (no
+  # database: the query text alone).
+  SQL_HARNESS = <<~'RUBY'
+    require "sqlite3"
+    require "sequel"
+    db = SQLite3::Database.new(":memory:")
+    db.execute("CREATE TABLE users (name TEXT)")
+    mock = Sequel.mock
+    Ruzzy.fuzz(lambda { |data|
+      case ENV.fetch("SINK")
+      when "sqlite" then db.execute("SELECT * FROM users WHERE name = '#{data}'") rescue SQLite3::Exception
+      when "sqlite_bound" then db.execute("SELECT * FROM users WHERE name = ?", [data])
+      when "sequel" then mock["SELECT * FROM users WHERE name = '#{data}'"].all
+      when "sequel_dataset" then mock[:users].where(name: data).all
+      end
+      nil
+    })
+  RUBY
+
+  def test_sql_the_input_wrote_or_broke_is_reported
+    in_tmpdir do |dir|
+      write_harness(dir, SQL_HARNESS)
+      {
+        %w[sqlite x'ruzzy'] => /Statement.new got the query "SELECT .* name = 'x'ruzzy''", where the input wrote SQL/,
+        %w[sqlite x'] => /the database rejected the syntax of the query .* \(SQLite3::SQLException: unrecognized token/,
+        ["sqlite", "x' = = '"] => /the database rejected the syntax of the query .*: near "=": syntax error/,
+        ["sequel", "' or ruzzy or '"] => /Database#log_connection_yield got the query .* \(ruzzy outside any lit/
+      }.each do |(sink, input), message|
+        File.write(File.join(dir, "input"), input)
+        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+        assert_exit 77, result
+        assert_match(/^Ruzzy::Detectors::SQLInjection: SQL injection: /, result.stderr)
+        assert_match message, result.stderr
+      end
+      # A bound parameter, a value Sequel quotes, and the canary inside a
+      # literal are data.
+      [["sqlite_bound", "' or ruzzy or '"], ["sequel_dataset", "' or ruzzy or '"],
+       %w[sqlite ruzzy]].each do |sink, input|
+        File.write(File.join(dir, "input"), input)
+        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+      end
     end
   end
 end

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  module Detectors
+    # SQL injection: a query the input added SQL to. Two signs, both
+    # findings even when the program rescues the error: the query has the
+    # canary CANARY as a bare word, outside every string literal, quoted
+    # name and comment (the input broke out of a literal or wrote SQL where
+    # a value was expected: `' or ruzzy or '`, `1 or ruzzy`); or the
+    # database rejects the query's syntax (SQLite's "syntax error",
+    # "unrecognized token", "incomplete input"). Queries are seen where
+    # every library hands them to the database: SQLite3::Statement.new
+    # (sqlite3's execute, query, prepare and execute_batch, and Sequel's
+    # and Active Record's SQLite adapters), SQLite3::Database#execute_batch2,
+    # and Sequel's query log (Sequel::Database#log_connection_yield, every
+    # adapter, the mock one included). Bound parameters never appear in a
+    # query's text: nothing to find.
+    class SQLInjection < Report
+      NAME = :sql_injection
+      SUMMARY = "SQL with input outside its literals, or rejected as a syntax error (sqlite3, Sequel)"
+
+      # The canary written where a value was expected, out of a string
+      # literal of either quote, or after a number.
+      WORDS = ["' or #{CANARY} or '", "\" or #{CANARY} or \"", " or #{CANARY}", CANARY].freeze
+
+      # What a query's literals, quoted names and comments look like.
+      QUOTED = %r{'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/}m
+
+      # The canary as a bare word.
+      BARE_CANARY = /\b#{CANARY}\b/i
+
+      # [class path, label, methods, index of the SQL argument].
+      SINKS = [
+        ["SQLite3::Statement", "SQLite3::Statement.", %i[initialize], 1],
+        ["SQLite3::Database", "SQLite3::Database#", %i[execute_batch2], 0],
+        ["Sequel::Database", "Sequel::Database#", %i[log_connection_yield], 0]
+      ].freeze
+
+      # [error class path, message pattern]: the database rejected the
+      # query's syntax.
+      SYNTAX_ERRORS = [["SQLite3::SQLException", /syntax error|unrecognized token|incomplete input/]].freeze
+
+      class << self
+        def install
+          SINKS.each do |path, label, methods, index|
+            target = constant(path)
+            hook(target, label, methods, index) if target
+          end
+          @syntax_errors = SYNTAX_ERRORS.filter_map { |path, pattern| [constant(path), pattern] if constant(path) }
+        end
+
+        # Checks +sql+ before +sink+ runs it.
+        def check(sink, sql)
+          return unless sql.is_a?(String)
+
+          Detectors.guide(sql, WORDS)
+          return unless sql.match?(BARE_CANARY) && sql.gsub(QUOTED, " ").match?(BARE_CANARY)
+
+          Detectors.report(new("SQL injection: #{sink} got the query #{shown(sql)}, where the input wrote SQL " \
+                               "(#{CANARY} outside any literal)", sink))
+        end
+
+        # +error+ was raised running +sql+: a syntax error is the finding.
+        def failed(sink, sql, error)
+          return unless syntax_error?(error)
+
+          Detectors.report(new("SQL injection: the database rejected the syntax of the query #{shown(sql)} " \
+                               "(#{error.class}: #{error.message})", sink))
+        end
+
+        # Whether +error+ says the database could not parse a query.
+        def syntax_error?(error)
+          @syntax_errors.any? { |klass, pattern| error.is_a?(klass) && error.message.match?(pattern) }
+        end
+
+        private
+
+        # Prepends to +target+ the hooks of +methods+, whose argument
+        # +index+ is the SQL.
+        def hook(target, label, methods, index)
+          hooks = Module.new
+          methods.each do |name|
+            next unless target.method_defined?(name) || target.private_method_defined?(name)
+
+            sink = "#{label}#{name}".sub(/\.initialize\z/, ".new")
+            hooks.define_method(name) do |*args, **options, &block|
+              SQLInjection.check(sink, args[index])
+              begin
+                super(*args, **options, &block)
+              rescue StandardError => e
+                SQLInjection.failed(sink, args[index], e)
+                raise
+              end
+            end
+            hooks.send(:private, name) if target.private_method_defined?(name)
+          end
+          target.prepend(hooks)
+        end
+
+        # The class or module at +path+ if it is loaded (never loading it;
+        # before fuzzing starts).
+        def constant(path)
+          path.split("::").reduce(Object) do |scope, name|
+            return nil unless scope.const_defined?(name, false)
+
+            scope.const_get(name, false)
+          end
+        end
+
+        def shown(sql)
+          sql.length > 200 ? "#{sql[0, 200].inspect}..." : sql.inspect
+        end
+      end
+    end
+  end
+end
