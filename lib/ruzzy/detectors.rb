@@ -7,7 +7,7 @@ require_relative "own_files"
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
   # deserialization, code evaluation and reflection, regular expressions,
-  # network connections, SQL) that turn into findings the bugs that raise
+  # network connections, SQL, XPath, LDAP filters) that turn into findings the bugs that raise
   # nothing: input that reaches a shell command, a path that walks out of
   # its directory, a class of the input's choosing instantiated, a method
   # of its choosing called, a match that backtracks for seconds, a pattern
@@ -27,6 +27,9 @@ module Ruzzy
   module Detectors
     # The canary command, path component and method name.
     CANARY = "ruzzy"
+
+    # The canary as a word of query code (any case, as SQL reads it).
+    BARE_CANARY = /\b#{CANARY}\b/i
 
     # The canary class and constant name.
     CANARY_CLASS = "RuzzyCanary"
@@ -58,7 +61,8 @@ module Ruzzy
 
     # Every detector, in the order they are listed and installed.
     def all
-      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF, SQLInjection]
+      [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF, SQLInjection,
+       XPathInjection, LDAPInjection]
     end
 
     # Every detector's name.
@@ -166,6 +170,13 @@ module Ruzzy
       Ruzzy::Native._guide_towards(value, words)
     end
 
+    # Whether +text+ (query code: SQL, XPath) has CANARY as a bare word
+    # once every part +quoted+ matches (its literals, quoted names and
+    # comments) is blanked out: the input wrote code, not data.
+    def bare_canary?(text, quoted)
+      text.match?(BARE_CANARY) && text.gsub(quoted, " ").match?(BARE_CANARY)
+    end
+
     # +value+ as a path String (Pathname and other #to_path objects), or nil.
     def path_string(value)
       value = value.to_path if !value.is_a?(String) && value.respond_to?(:to_path)
@@ -185,3 +196,5 @@ require_relative "detectors/redos"
 require_relative "detectors/regexp_injection"
 require_relative "detectors/ssrf"
 require_relative "detectors/sql_injection"
+require_relative "detectors/xpath_injection"
+require_relative "detectors/ldap_injection"

@@ -14,7 +14,9 @@ class TestDetectorsSearch < Minitest::Test
     "redos" => "ReDoS",
     "regexp_injection" => "RegexpInjection",
     "ssrf" => "SSRF",
-    "sql_injection" => "SQLInjection"
+    "sql_injection" => "SQLInjection",
+    "xpath_injection" => "XPathInjection",
+    "ldap_injection" => "LDAPInjection"
   }.freeze
 
   EXAMPLE_FINDINGS.each do |example, detector|
@@ -56,14 +58,20 @@ class TestDetectorsSearch < Minitest::Test
     # the code runs in a BasicObject, where only the canary can be called.
     "eval_string_breakout" => ["begin; Box.new.instance_eval(\"'\#{data}'\") if data.match?(/\\A[a-z'+]{0,16}\\z/); " \
                                "rescue ::StandardError, ::ScriptError; end", "CodeInjection",
-                               "class Box < BasicObject; def ruzzy(*) = ::Object.new.ruzzy; end"]
+                               "class Box < BasicObject; def ruzzy(*) = ::Object.new.ruzzy; end"],
+    # Template injection: input pasted into a template's text runs as code
+    # (the canary method, or the canary command in backquotes).
+    "erb_template" => ["begin; ERB.new(\"<p>Hello \#{data}</p>\").result; rescue StandardError, ScriptError; end",
+                       "CodeInjection|CommandInjection", "require 'erb'"],
+    "erubi_template" => ["begin; eval(Erubi::Engine.new(\"<p>Hello \#{data}</p>\").src); " \
+                         "rescue StandardError, ScriptError; end", "CodeInjection|CommandInjection", "require 'erubi'"]
   }.each do |name, (body, detector, prelude)|
     define_method("test_finds_input_reaching_#{name}") do
       in_tmpdir do |dir|
         write_harness(dir, "#{prelude}\nRuzzy.fuzz(->(data) { #{body}; nil })")
         result = ruzzy("harness.rb", "-seed=1", "-runs=2000000", "-max_total_time=200", chdir: dir)
         assert_exit 77, result
-        assert_match(/^Ruzzy::Detectors::#{detector}: /, result.stderr)
+        assert_match(/^Ruzzy::Detectors::(?:#{detector}): /, result.stderr)
       end
     end
   end

@@ -70,7 +70,7 @@ class TestDetectors < Minitest::Test
       unknown = ruzzy("--disable-detectors=path,redos", "harness.rb", "-runs=10", chdir: dir)
       assert_exit 2, unknown
       known = "command_injection, path_traversal, deserialization, code_injection, redos, regexp_injection, ssrf, " \
-              "sql_injection"
+              "sql_injection, xpath_injection, ldap_injection"
       assert_match(/unknown detector path \(known: #{known}\)/, unknown.stderr)
       keyword = ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "SETTING" => "sql" })
       assert_exit 1, keyword
@@ -82,7 +82,7 @@ class TestDetectors < Minitest::Test
     result = ruzzy("--list-detectors")
     assert_exit 0, result
     %w[command_injection path_traversal deserialization code_injection redos regexp_injection ssrf
-       sql_injection].each do |name|
+       sql_injection xpath_injection ldap_injection].each do |name|
       assert_match(/^  #{name}  +\S/, result.stdout)
     end
   end
@@ -248,6 +248,40 @@ class TestDetectors < Minitest::Test
       # literal are data.
       [["sqlite_bound", "' or ruzzy or '"], ["sequel_dataset", "' or ruzzy or '"],
        %w[sqlite ruzzy]].each do |sink, input|
+        File.write(File.join(dir, "input"), input)
+        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+      end
+    end
+  end
+
+  def test_xpath_and_ldap_filters_the_input_wrote_are_reported
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        require "rexml/document"
+        require "net/ldap"
+        doc = REXML::Document.new("<users><user name='a'/></users>")
+        Ruzzy.fuzz(lambda { |data|
+          case ENV.fetch("SINK")
+          when "xpath" then REXML::XPath.first(doc, "//user[@name='#{data}']")
+          when "xpath_variable" then REXML::XPath.first(doc, "//user[@name=$name]", nil, { "name" => data })
+          when "ldap" then Net::LDAP::Filter.construct("(&(objectClass=person)(uid=#{data}))")
+          when "ldap_escaped" then Net::LDAP::Filter.construct("(uid=#{Net::LDAP::Filter.escape(data)})")
+          end
+          nil
+        })
+      RUBY
+      {
+        ["xpath", "' or ruzzy or '"] => /XPath injection: REXML::Parsers::XPathParser#parse got the expression /,
+        ["ldap", "*)(ruzzy=*"] => /LDAP injection: Net::LDAP::Filter.construct got the filter "\(&\(objectClass/
+      }.each do |(sink, input), message|
+        File.write(File.join(dir, "input"), input)
+        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+        assert_exit 77, result
+        assert_match message, result.stderr
+      end
+      # The canary as data: inside a literal, a variable, an escaped value.
+      [%w[xpath ruzzy], ["xpath_variable", "' or ruzzy or '"], %w[ldap ruzzy],
+       ["ldap_escaped", "*)(ruzzy=*"]].each do |sink, input|
         File.write(File.join(dir, "input"), input)
         assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
       end

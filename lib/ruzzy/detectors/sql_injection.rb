@@ -26,9 +26,6 @@ module Ruzzy
       # What a query's literals, quoted names and comments look like.
       QUOTED = %r{'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/}m
 
-      # The canary as a bare word.
-      BARE_CANARY = /\b#{CANARY}\b/i
-
       # [class path, label, methods, index of the SQL argument].
       SINKS = [
         ["SQLite3::Statement", "SQLite3::Statement.", %i[initialize], 1],
@@ -54,7 +51,7 @@ module Ruzzy
           return unless sql.is_a?(String)
 
           Detectors.guide(sql, WORDS)
-          return unless sql.match?(BARE_CANARY) && sql.gsub(QUOTED, " ").match?(BARE_CANARY)
+          return unless Detectors.bare_canary?(sql, QUOTED)
 
           Detectors.report(new("SQL injection: #{sink} got the query #{shown(sql)}, where the input wrote SQL " \
                                "(#{CANARY} outside any literal)", sink))
