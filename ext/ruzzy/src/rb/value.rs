@@ -308,12 +308,9 @@ pub fn hash_lookup(hash: VALUE, key: VALUE) -> Option<VALUE> {
 /// A Fixnum, or None when `value` is out of the Fixnum range.
 #[inline(always)]
 pub fn fixnum(value: i64) -> Option<VALUE> {
-    // Fixnums hold 63-bit signed values (FIXABLE).
-    const MIN: i64 = -(1 << 62);
-    const MAX: i64 = (1 << 62) - 1;
-    (MIN..=MAX)
-        .contains(&value)
-        .then_some(((value as VALUE) << 1) | rb_sys::ruby_special_consts::RUBY_FIXNUM_FLAG as VALUE)
+    let value = value as std::ffi::c_long;
+    // SAFETY: LONG2FIX only once FIXABLE says the value fits.
+    rb_sys::FIXABLE(value).then(|| unsafe { rb_sys::LONG2FIX(value) })
 }
 
 /// Calls `each` with the keys of the Hash `hash`, in order, while it

@@ -47,8 +47,9 @@ unsafe extern "C" fn aref(this: VALUE, key: VALUE) -> VALUE {
     let args = [key];
     // SAFETY: called by the interpreter as a method with these arguments.
     let mut call = unsafe { MethodCall::with_args(&args) };
-    let found = look_up(&call, this, key);
-    if !builtin(FastPath::HashAref) {
+    let fast = builtin(FastPath::HashAref);
+    let found = look_up(&call, this, key, fast);
+    if !fast {
         return call.call_super();
     }
     match found {
@@ -66,13 +67,14 @@ unsafe extern "C" fn fetch(argc: c_int, argv: *const VALUE, this: VALUE) -> VALU
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
     if let &[key] = call.args() {
-        if let Lookup::Found(value) = look_up(&call, this, key) {
-            if builtin(FastPath::HashFetch) {
+        let fast = builtin(FastPath::HashFetch);
+        if let Lookup::Found(value) = look_up(&call, this, key, fast) {
+            if fast {
                 return value;
             }
         }
     } else if let Some(&key) = call.args().first() {
-        look_up(&call, this, key);
+        look_up(&call, this, key, false);
     }
     call.call_super()
 }
@@ -87,9 +89,10 @@ unsafe extern "C" fn key_p<const FAST: usize>(this: VALUE, key: VALUE) -> VALUE 
     let args = [key];
     // SAFETY: called by the interpreter as a method with these arguments.
     let mut call = unsafe { MethodCall::with_args(&args) };
-    match look_up(&call, this, key) {
-        Lookup::Found(_) if super::builtin_at(FAST) => boolean(true),
-        Lookup::Missing if super::builtin_at(FAST) => boolean(false),
+    let fast = super::builtin_at(FAST);
+    match look_up(&call, this, key, fast) {
+        Lookup::Found(_) if fast => boolean(true),
+        Lookup::Missing if fast => boolean(false),
         _ => call.call_super(),
     }
 }
@@ -99,23 +102,29 @@ unsafe extern "C" fn lookup(argc: c_int, argv: *const VALUE, this: VALUE) -> VAL
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
     if let Some(&key) = call.args().first() {
-        look_up(&call, this, key);
+        look_up(&call, this, key, false);
     }
     call.call_super()
 }
 
 /// Looks `key` up in `hash` (a Hash: the hooks are only prepended to
 /// Hash) when it is of a built-in kind whose lookup runs no Ruby code, and
-/// reports a missing one against the keys `hash` has.
-fn look_up(frame: &Frame, hash: VALUE, key: VALUE) -> Lookup {
+/// reports a missing one against the keys `hash` has. Without a comparison
+/// site to report to, the lookup is made only if the hook will `answer`
+/// from it (its fast path is on).
+fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     let simple = value::is_fixnum(key)
         || value::is_static_symbol(key)
         || !value::is_special_const(key) && value::class_of(key) == value::string_class();
     if !simple {
         return Lookup::Unknown;
     }
+    let site = compare_sites::caller(frame);
+    if site.is_none() && !answer {
+        return Lookup::Unknown;
+    }
     let found = value::hash_lookup(hash, key);
-    let Some(site) = compare_sites::caller(frame) else {
+    let Some(site) = site else {
         return found.map_or(Lookup::Missing, Lookup::Found);
     };
     hook::reach_compare_site(site);

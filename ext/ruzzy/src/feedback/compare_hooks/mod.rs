@@ -150,9 +150,26 @@ pub trait Operator {
     unsafe fn builtin(a: Self::Operand, b: Self::Operand) -> rb_sys::VALUE;
 }
 
-/// The hooks that can answer without `super`, one slot each in [`BUILTIN`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FastPath {
+/// Declares [`FastPath`] with its variants, [`FastPath::ALL`] listing them
+/// in the same order, and `FAST_PATHS`, their number.
+macro_rules! fast_paths {
+    ($($name:ident),* $(,)?) => {
+        /// The hooks that can answer without `super`, one slot each in [`BUILTIN`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum FastPath {
+            $($name),*
+        }
+
+        impl FastPath {
+            /// Every fast path, in declaration order (`ALL[f as usize] == f`).
+            pub const ALL: [FastPath; FAST_PATHS] = [$(FastPath::$name),*];
+        }
+
+        const FAST_PATHS: usize = [$(FastPath::$name),*].len();
+    };
+}
+
+fast_paths!(
     IntegerEq,
     IntegerNe,
     IntegerLt,
@@ -177,39 +194,7 @@ pub enum FastPath {
     IntegerMod,
     IntegerDivInt,
     IntegerModulo,
-}
-
-impl FastPath {
-    /// Every fast path, in declaration order (`ALL[f as usize] == f`).
-    pub const ALL: [FastPath; FAST_PATHS] = [
-        FastPath::IntegerEq,
-        FastPath::IntegerNe,
-        FastPath::IntegerLt,
-        FastPath::IntegerLe,
-        FastPath::IntegerGt,
-        FastPath::IntegerGe,
-        FastPath::IntegerCmp,
-        FastPath::IntegerEql,
-        FastPath::IntegerEqq,
-        FastPath::StringEq,
-        FastPath::StringNe,
-        FastPath::StringEql,
-        FastPath::StringEqq,
-        FastPath::StringCmp,
-        FastPath::HashAref,
-        FastPath::HashFetch,
-        FastPath::HashKey,
-        FastPath::HashHasKey,
-        FastPath::HashInclude,
-        FastPath::HashMember,
-        FastPath::IntegerDiv,
-        FastPath::IntegerMod,
-        FastPath::IntegerDivInt,
-        FastPath::IntegerModulo,
-    ];
-}
-
-const FAST_PATHS: usize = FastPath::IntegerModulo as usize + 1;
+);
 
 /// Whether each fast path's method behind the hook is Ruby's own definition.
 static BUILTIN: [AtomicBool; FAST_PATHS] = [const { AtomicBool::new(false) }; FAST_PATHS];
