@@ -38,6 +38,17 @@ const EMPTY: Allowed = Allowed {
 };
 
 static ALLOWED: [Allowed; MAX_ALLOWED] = [EMPTY; MAX_ALLOWED];
+
+impl Allowed {
+    /// Makes this entry allow `destination`'s first `prefix` address bits
+    /// on its port (0: any).
+    fn store(&self, destination: &Destination, prefix: u8) {
+        let (high, low) = destination.halves();
+        self.high.store(high, Ordering::Relaxed);
+        self.low.store(low, Ordering::Relaxed);
+        self.meta.store(destination.pack(prefix), Ordering::Relaxed);
+    }
+}
 static ALLOWED_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Whether connections are checked (from `guard` on).
 static GUARDING: AtomicBool = AtomicBool::new(false);
@@ -181,13 +192,9 @@ pub fn allow(
         address,
         port,
     };
-    let (high, low) = destination.halves();
-    let entry = &ALLOWED[count];
-    entry.high.store(high, Ordering::Relaxed);
-    entry.low.store(low, Ordering::Relaxed);
-    entry.meta.store(
-        destination.pack(prefix.min(if bytes.len() == 4 { 32 } else { 128 })),
-        Ordering::Relaxed,
+    ALLOWED[count].store(
+        &destination,
+        prefix.min(if bytes.len() == 4 { 32 } else { 128 }),
     );
     ALLOWED_COUNT.store(count + 1, Ordering::Release);
     Ok(true)
@@ -269,4 +276,80 @@ pub fn take() -> Option<rb_sys::VALUE> {
         ruby.call_class_method(c"Ruzzy::Detectors::SSRF", "native_connect", &[bytes, port])
     })
     .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn destination(family: c_int, address: &[u8], port: u16) -> Destination {
+        let mut bytes = [0u8; 16];
+        bytes[..address.len()].copy_from_slice(address);
+        Destination {
+            family: family as u16,
+            address: bytes,
+            port,
+        }
+    }
+
+    fn allows(allowed: (&Destination, u8), wanted: &Destination) -> bool {
+        let entry = EMPTY;
+        entry.store(allowed.0, allowed.1);
+        wanted.allowed_by(&entry)
+    }
+
+    #[test]
+    fn an_address_allows_itself_on_its_port_or_any() {
+        let server = destination(libc::AF_INET, &[127, 0, 0, 1], 5432);
+        assert!(allows((&server, 32), &server));
+        assert!(!allows(
+            (&server, 32),
+            &destination(libc::AF_INET, &[127, 0, 0, 1], 5433)
+        ));
+        assert!(!allows(
+            (&server, 32),
+            &destination(libc::AF_INET, &[127, 0, 0, 2], 5432)
+        ));
+        let any_port = destination(libc::AF_INET, &[127, 0, 0, 1], 0);
+        assert!(allows(
+            (&any_port, 32),
+            &destination(libc::AF_INET, &[127, 0, 0, 1], 9)
+        ));
+    }
+
+    #[test]
+    fn a_prefix_allows_its_range_in_its_family_only() {
+        let ten = destination(libc::AF_INET, &[10, 0, 0, 0], 0);
+        assert!(allows(
+            (&ten, 8),
+            &destination(libc::AF_INET, &[10, 200, 1, 2], 80)
+        ));
+        assert!(!allows(
+            (&ten, 8),
+            &destination(libc::AF_INET, &[11, 0, 0, 1], 80)
+        ));
+        let everything = destination(libc::AF_INET, &[0; 4], 0);
+        assert!(allows(
+            (&everything, 0),
+            &destination(libc::AF_INET, &[8, 8, 8, 8], 53)
+        ));
+        assert!(!allows(
+            (&everything, 0),
+            &destination(libc::AF_INET6, &[0; 16], 53)
+        ));
+        let mut loopback6 = [0u8; 16];
+        loopback6[15] = 1;
+        let ipv6 = destination(libc::AF_INET6, &loopback6, 0);
+        assert!(allows((&ipv6, 128), &ipv6));
+        let mut other = loopback6;
+        other[15] = 2;
+        assert!(!allows(
+            (&ipv6, 128),
+            &destination(libc::AF_INET6, &other, 0)
+        ));
+        assert!(allows(
+            (&ipv6, 120),
+            &destination(libc::AF_INET6, &other, 0)
+        ));
+    }
 }
