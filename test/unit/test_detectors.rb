@@ -165,21 +165,30 @@ class TestDetectors < Minitest::Test
                   'allow_network: port: unknown service "no-such-service"'], result.stdout.lines(chomp: true)
   end
 
-  # C code's connections (a C extension calling connect) meet the backstop.
+  # C code's connections (a C extension calling connect) meet the backstop,
+  # also from an extension the fuzz target loads (from the next input on).
   def test_c_code_connecting_is_caught_by_the_backstop
     in_tmpdir do |dir|
       build_plain_extension(dir)
       write_harness(dir, <<~'RUBY')
-        require_relative "faults"
+        require_relative "faults" unless ENV["LATE"]
         Ruzzy::Detectors.allow_network(host: "127.0.0.1", port: 9) if ENV["ALLOW"]
-        Ruzzy.fuzz(->(data) { $stderr.puts("connect errno #{Faults.connect(data)}") if data == "N"; nil })
+        Ruzzy.fuzz(lambda { |data|
+          require_relative "faults"
+          $stderr.puts("connect errno #{Faults.connect(data)}") if data == "N"
+          nil
+        })
       RUBY
       File.write(File.join(dir, "input"), "N")
+      File.write(File.join(dir, "first"), "x")
       refused = ruzzy("harness.rb", "input", chdir: dir)
       assert_exit 77, refused
       assert_match(/^connect errno #{Errno::EACCES::Errno}$/, refused.stderr, "refused before it was made")
       assert_match(/native code called connect\(\) to 127.0.0.1:9, a destination the harness did not allow/,
                    refused.stderr)
+      late = ruzzy("harness.rb", "first", "input", chdir: dir, env: { "LATE" => "1" })
+      assert_exit 77, late
+      assert_match(/native code called connect\(\) to 127.0.0.1:9/, late.stderr)
       allowed = ruzzy("harness.rb", "input", chdir: dir, env: { "ALLOW" => "1" })
       assert_exit 0, allowed
       assert_match(/^connect errno #{Errno::ECONNREFUSED::Errno}$/, allowed.stderr, "made, and refused by the port")

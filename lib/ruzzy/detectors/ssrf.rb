@@ -10,7 +10,8 @@ module Ruzzy
     # go through one of them), Socket#connect and connect_nonblock
     # (Addrinfo#connect), UDPSocket#connect and #send to a host. C code's
     # TCP connections meet a backstop in libc's connect (the extensions
-    # loaded when fuzzing starts; ext/ruzzy/src/detectors/connect_guard.rs),
+    # loaded when fuzzing starts, and those loaded later from the end of
+    # the input that loaded them; ext/ruzzy/src/detectors/connect_guard.rs),
     # which refuses them. Connections made before fuzzing starts (set-up)
     # are not checked; UNIX-domain sockets are not network connections here.
     class SSRF < Report

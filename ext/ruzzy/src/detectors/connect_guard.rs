@@ -7,7 +7,10 @@
 //! extension is left alone: its calls pass the detector's Ruby hooks first,
 //! which name the Ruby method and see host names before they are resolved.
 //! UNIX-domain sockets, datagram sockets and sockets of other families
-//! pass.
+//! pass. Objects loaded while fuzzing (a C extension required by the fuzz
+//! target) are redirected too, from the end of the input that loaded them:
+//! each input's end compares the length of `$LOADED_FEATURES` with the
+//! last one seen.
 //!
 //! Invariants: [`guarded_connect`] may run on any thread, with or without
 //! the GVL: it reads and writes atomics only, allocates nothing and calls
@@ -52,6 +55,10 @@ impl Allowed {
 static ALLOWED_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Whether connections are checked (from `guard` on).
 static GUARDING: AtomicBool = AtomicBool::new(false);
+/// `$LOADED_FEATURES` (the interpreter's own Array, alive for the whole
+/// process) and its length when the GOT slots were last redirected.
+static LOADED_FEATURES: AtomicUsize = AtomicUsize::new(0);
+static FEATURES_SEEN: AtomicUsize = AtomicUsize::new(0);
 /// Whether a refused connection is held for the callback, and what it was.
 static HELD: AtomicBool = AtomicBool::new(false);
 static HELD_HIGH: AtomicU64 = AtomicU64::new(0);
@@ -150,13 +157,39 @@ impl Destination {
 /// how many call sites were redirected, or nil where the backstop cannot
 /// work (an architecture whose relocations are not known).
 pub fn guard() -> Option<usize> {
-    let patched = got_patch::redirect(
+    // SAFETY: reading a global variable with the GVL held.
+    let features = unsafe { rb_sys::rb_gv_get(c"$LOADED_FEATURES".as_ptr()) };
+    FEATURES_SEEN.store(
+        rb::value::array_len(features).unwrap_or(0),
+        Ordering::Relaxed,
+    );
+    let patched = redirect()?;
+    LOADED_FEATURES.store(features as usize, Ordering::Relaxed);
+    GUARDING.store(true, Ordering::Relaxed);
+    Some(patched)
+}
+
+fn redirect() -> Option<usize> {
+    got_patch::redirect(
         c"connect",
         guarded_connect as *const c_void,
         &["/socket.so"],
-    )?;
-    GUARDING.store(true, Ordering::Relaxed);
-    Some(patched)
+    )
+}
+
+/// Redirects the objects loaded since the last look (called at each
+/// input's end, with the GVL; one Array length read when nothing was
+/// loaded).
+fn redirect_newly_loaded() {
+    let features = LOADED_FEATURES.load(Ordering::Relaxed) as rb_sys::VALUE;
+    if features == 0 {
+        return;
+    }
+    let length = rb::value::array_len(features).unwrap_or(0);
+    if length != FEATURES_SEEN.load(Ordering::Relaxed) {
+        FEATURES_SEEN.store(length, Ordering::Relaxed);
+        redirect();
+    }
 }
 
 /// `Ruzzy::Native._allow_connect(family, address, prefix, port)`: allows
@@ -252,6 +285,7 @@ fn hold(destination: &Destination) {
 /// The finding for the connection refused during the input that just
 /// ended, built by Ruby, or None. Clears what was held. With the GVL.
 pub fn take() -> Option<rb_sys::VALUE> {
+    redirect_newly_loaded();
     if !HELD.load(Ordering::Acquire) {
         return None;
     }
