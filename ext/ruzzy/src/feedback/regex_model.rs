@@ -989,13 +989,15 @@ impl Parser<'_> {
         parent: u16,
     ) -> Result<(), Stop> {
         let group = self.push(Kind::Group { end: 0 }, fold, parent)?;
-        for kind in kinds {
-            self.push(kind, false, group as u16)?;
-        }
+        let filled = kinds
+            .into_iter()
+            .try_for_each(|kind| self.push(kind, false, group as u16).map(drop));
+        // Closed even when the node limit cut it short: an open group
+        // (end 0) would send the matcher back to its start forever.
         self.pattern.nodes[group].kind = Kind::Group {
             end: self.pattern.len as u16,
         };
-        Ok(())
+        filled
     }
 
     fn group(&mut self, fold: bool, parent: u16, depth: usize) -> Result<Option<bool>, Stop> {
@@ -1545,6 +1547,21 @@ mod tests {
         assert_eq!(sample(&extended, 0, 0), b"abc");
         assert_eq!(fails_at(r"(?i:abc)d", "ABCD").map(|f| f.0), Some(3));
         assert_eq!(fails_at(r"(?=x)abc", "abc"), None);
+    }
+
+    #[test]
+    fn a_character_cut_by_the_node_limit_leaves_its_group_closed() {
+        // "R", 91 NULs, "\n", "," and "³" (two bytes in a group of its own):
+        // the limit falls inside that group.
+        let mut source = vec![b'R'];
+        source.extend([0u8; 91]);
+        source.extend_from_slice("\\n,³".as_bytes());
+        let pattern = Pattern::parse(&source, IGNORECASE);
+        assert!(pattern.truncated());
+        assert_eq!(
+            pattern.matches(b"Ruby is a dynamic, open source language"),
+            Some(false)
+        );
     }
 
     #[test]
