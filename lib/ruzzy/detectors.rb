@@ -7,8 +7,8 @@ require_relative "own_files"
 module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
   # deserialization, code evaluation and reflection, regular expressions,
-  # network connections, SQL, XPath, LDAP filters) that turn into findings the bugs that raise
-  # nothing: input that reaches a shell command, a path that walks out of
+  # network connections, SQL, XPath, LDAP filters, XML entities) that turn
+  # into findings the bugs that raise nothing: input that reaches a shell command, a path that walks out of
   # its directory, a class of the input's choosing instantiated, a method
   # of its choosing called, a match that backtracks for seconds, a pattern
   # the input broke, a connection to a host it chose. See
@@ -30,6 +30,10 @@ module Ruzzy
 
     # The canary as a word of query code (any case, as SQL reads it).
     BARE_CANARY = /\b#{CANARY}\b/i
+
+    # The canary written into query code (SQL, XPath) where a value was
+    # expected: out of a string literal of either quote, or after a value.
+    QUERY_WORDS = ["' or #{CANARY} or '", "\" or #{CANARY} or \"", " or #{CANARY}", CANARY].freeze
 
     # The canary class and constant name.
     CANARY_CLASS = "RuzzyCanary"
@@ -62,7 +66,7 @@ module Ruzzy
     # Every detector, in the order they are listed and installed.
     def all
       [CommandInjection, PathTraversal, Deserialization, CodeInjection, ReDoS, RegexpInjection, SSRF, SQLInjection,
-       XPathInjection, LDAPInjection]
+       XPathInjection, LDAPInjection, XXE]
     end
 
     # Every detector's name.
@@ -170,6 +174,35 @@ module Ruzzy
       Ruzzy::Native._guide_towards(value, words)
     end
 
+    # Checks the query +text+ (SQL, XPath, an LDAP filter) before +sink+
+    # runs it, for +detector+ (a Report class with WORDS, LANGUAGE, TEXT,
+    # INJECTED and injected?(text)): guides the text towards the canary
+    # forms, and reports the finding when the input wrote query code.
+    def check_query(detector, sink, text)
+      return unless text.is_a?(String)
+
+      guide(text, detector::WORDS)
+      return unless detector.injected?(text)
+
+      report(detector.new("#{detector::LANGUAGE} injection: #{sink} got the #{detector::TEXT} #{shown(text)}, " \
+                          "where the input #{detector::INJECTED}", sink))
+    end
+
+    # +text+ inspected for a report, cut after 200 characters.
+    def shown(text)
+      text.is_a?(String) && text.length > 200 ? "#{text[0, 200].inspect}..." : text.inspect
+    end
+
+    # The class or module at +path+ ("SQLite3::Statement") if it is loaded,
+    # else nil (never loading it).
+    def loaded_constant(path)
+      path.split("::").reduce(Object) do |scope, name|
+        return nil unless scope.const_defined?(name, false)
+
+        scope.const_get(name, false)
+      end
+    end
+
     # Whether +text+ (query code: SQL, XPath) has CANARY as a bare word
     # once every part +quoted+ matches (its literals, quoted names and
     # comments) is blanked out: the input wrote code, not data.
@@ -198,3 +231,4 @@ require_relative "detectors/ssrf"
 require_relative "detectors/sql_injection"
 require_relative "detectors/xpath_injection"
 require_relative "detectors/ldap_injection"
+require_relative "detectors/xxe"

@@ -16,7 +16,8 @@ class TestDetectorsSearch < Minitest::Test
     "ssrf" => "SSRF",
     "sql_injection" => "SQLInjection",
     "xpath_injection" => "XPathInjection",
-    "ldap_injection" => "LDAPInjection"
+    "ldap_injection" => "LDAPInjection",
+    "xxe" => "XXE"
   }.freeze
 
   EXAMPLE_FINDINGS.each do |example, detector|
@@ -63,6 +64,9 @@ class TestDetectorsSearch < Minitest::Test
     # (the canary method, or the canary command in backquotes).
     "erb_template" => ["begin; ERB.new(\"<p>Hello \#{data}</p>\").result; rescue StandardError, ScriptError; end",
                        "CodeInjection|CommandInjection", "require 'erb'"],
+    "nokogiri_xpath" => ["begin; NOKO.at_xpath(\"//u[@name='\#{data}']\"); " \
+                         "rescue Nokogiri::XML::XPath::SyntaxError, ArgumentError; end", "XPathInjection",
+                         "require 'nokogiri'; NOKO = Nokogiri::XML('<us><u name=\"a\"/></us>')"],
     "erubi_template" => ["begin; eval(Erubi::Engine.new(\"<p>Hello \#{data}</p>\").src); " \
                          "rescue StandardError, ScriptError; end", "CodeInjection|CommandInjection", "require 'erubi'"]
   }.each do |name, (body, detector, prelude)|

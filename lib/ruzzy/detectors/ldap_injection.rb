@@ -17,6 +17,9 @@ module Ruzzy
       # The canary as a filter of the input's own, after a value or a
       # wildcard.
       WORDS = ["*)(#{CANARY}=*", ")(#{CANARY}=*", "*))(|(#{CANARY}=*"].freeze
+      LANGUAGE = "LDAP"
+      TEXT = "filter"
+      INJECTED = "opened a filter of its own (#{CANARY} as an attribute)".freeze
 
       # The canary in an attribute's place: right after "(".
       ATTRIBUTE = /\(\s*#{CANARY}\s*(?:[~<>]?=|:)/i
@@ -26,18 +29,12 @@ module Ruzzy
           return unless defined?(Net::LDAP::Filter)
 
           Detectors.hook(Net::LDAP::Filter.singleton_class, "Net::LDAP::Filter.", %i[construct from_rfc2254],
-                         ->(sink, args) { check(sink, args[0]) })
+                         ->(sink, args) { Detectors.check_query(self, sink, args[0]) })
         end
 
-        # Checks the filter +text+ before +sink+ parses it.
-        def check(sink, text)
-          return unless text.is_a?(String)
-
-          Detectors.guide(text, WORDS)
-          return unless text.match?(ATTRIBUTE)
-
-          Detectors.report(new("LDAP injection: #{sink} got the filter #{text.inspect}, where the input opened a " \
-                               "filter of its own (#{CANARY} as an attribute)", sink))
+        # Whether the input opened a filter in +text+.
+        def injected?(text)
+          text.match?(ATTRIBUTE)
         end
       end
     end

@@ -19,9 +19,10 @@ module Ruzzy
       NAME = :sql_injection
       SUMMARY = "SQL with input outside its literals, or rejected as a syntax error (sqlite3, Sequel)"
 
-      # The canary written where a value was expected, out of a string
-      # literal of either quote, or after a number.
-      WORDS = ["' or #{CANARY} or '", "\" or #{CANARY} or \"", " or #{CANARY}", CANARY].freeze
+      WORDS = QUERY_WORDS
+      LANGUAGE = "SQL"
+      TEXT = "query"
+      INJECTED = "wrote SQL (#{CANARY} outside any literal)".freeze
 
       # What a query's literals, quoted names and comments look like.
       QUOTED = %r{'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/}m
@@ -40,34 +41,32 @@ module Ruzzy
       class << self
         def install
           SINKS.each do |path, label, methods, index|
-            target = constant(path)
+            target = Detectors.loaded_constant(path)
             hook(target, label, methods, index) if target
           end
-          @syntax_errors = SYNTAX_ERRORS.filter_map { |path, pattern| [constant(path), pattern] if constant(path) }
+          @syntax_errors = SYNTAX_ERRORS.filter_map do |path, pattern|
+            klass = Detectors.loaded_constant(path)
+            [klass, pattern] if klass
+          end
         end
 
-        # Checks +sql+ before +sink+ runs it.
-        def check(sink, sql)
-          return unless sql.is_a?(String)
-
-          Detectors.guide(sql, WORDS)
-          return unless Detectors.bare_canary?(sql, QUOTED)
-
-          Detectors.report(new("SQL injection: #{sink} got the query #{shown(sql)}, where the input wrote SQL " \
-                               "(#{CANARY} outside any literal)", sink))
+        # Whether the input wrote SQL into +sql+.
+        def injected?(sql)
+          Detectors.bare_canary?(sql, QUOTED)
         end
 
         # +error+ was raised running +sql+: a syntax error is the finding.
         def failed(sink, sql, error)
           return unless syntax_error?(error)
 
-          Detectors.report(new("SQL injection: the database rejected the syntax of the query #{shown(sql)} " \
+          Detectors.report(new("SQL injection: the database rejected the syntax of the query #{Detectors.shown(sql)} " \
                                "(#{error.class}: #{error.message})", sink))
         end
 
-        # Whether +error+ says the database could not parse a query.
+        # Whether +error+ says the database could not parse a query (its
+        # message may quote bytes invalid in its encoding: read as bytes).
         def syntax_error?(error)
-          @syntax_errors.any? { |klass, pattern| error.is_a?(klass) && error.message.match?(pattern) }
+          @syntax_errors.any? { |klass, pattern| error.is_a?(klass) && error.message.b.match?(pattern) }
         end
 
         private
@@ -81,7 +80,7 @@ module Ruzzy
 
             sink = "#{label}#{name}".sub(/\.initialize\z/, ".new")
             hooks.define_method(name) do |*args, **options, &block|
-              SQLInjection.check(sink, args[index])
+              Detectors.check_query(SQLInjection, sink, args[index])
               begin
                 super(*args, **options, &block)
               rescue StandardError => e
@@ -92,20 +91,6 @@ module Ruzzy
             hooks.send(:private, name) if target.private_method_defined?(name)
           end
           target.prepend(hooks)
-        end
-
-        # The class or module at +path+ if it is loaded (never loading it;
-        # before fuzzing starts).
-        def constant(path)
-          path.split("::").reduce(Object) do |scope, name|
-            return nil unless scope.const_defined?(name, false)
-
-            scope.const_get(name, false)
-          end
-        end
-
-        def shown(sql)
-          sql.length > 200 ? "#{sql[0, 200].inspect}..." : sql.inspect
         end
       end
     end
