@@ -8,35 +8,45 @@ module Ruzzy
     # name and comment (the input broke out of a literal or wrote SQL where
     # a value was expected: `' or ruzzy or '`, `1 or ruzzy`); or the
     # database rejects the query's syntax (SQLite's "syntax error",
-    # "unrecognized token", "incomplete input"). Queries are seen where
-    # every library hands them to the database: SQLite3::Statement.new
-    # (sqlite3's execute, query, prepare and execute_batch, and Sequel's
-    # and Active Record's SQLite adapters), SQLite3::Database#execute_batch2,
-    # and Sequel's query log (Sequel::Database#log_connection_yield, every
-    # adapter, the mock one included). Bound parameters never appear in a
-    # query's text: nothing to find.
+    # "unrecognized token", "incomplete input"; PostgreSQL's
+    # PG::SyntaxError). Queries are seen where every library hands them to
+    # the database: SQLite3::Statement.new (sqlite3's execute, query,
+    # prepare and execute_batch, and Sequel's and Active Record's SQLite
+    # adapters), SQLite3::Database#execute_batch2, PG::Connection's exec,
+    # exec_params, query, prepare and send_ forms (pg, and the PostgreSQL
+    # adapters built on it), and Sequel's query log
+    # (Sequel::Database#log_connection_yield, every adapter, the mock one
+    # included). Bound parameters never appear in a query's text: nothing
+    # to find.
     class SQLInjection < Report
       NAME = :sql_injection
-      SUMMARY = "SQL with input outside its literals, or rejected as a syntax error (sqlite3, Sequel)"
+      SUMMARY = "SQL with input outside its literals, or rejected as a syntax error (sqlite3, pg, Sequel)"
 
       WORDS = QUERY_WORDS
       LANGUAGE = "SQL"
       TEXT = "query"
       INJECTED = "wrote SQL (#{CANARY} outside any literal)".freeze
 
-      # What a query's literals, quoted names and comments look like.
-      QUOTED = %r{'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/}m
+      # What a query's literals, quoted names and comments look like
+      # (PostgreSQL's dollar quoting, $tag$...$tag$, among them).
+      QUOTED = %r{'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|\$(\w*)\$.*?\$\1\$|--[^\n]*|/\*.*?\*/}m
 
       # [class path, label, methods, index of the SQL argument].
       SINKS = [
         ["SQLite3::Statement", "SQLite3::Statement.", %i[initialize], 1],
         ["SQLite3::Database", "SQLite3::Database#", %i[execute_batch2], 0],
+        ["PG::Connection", "PG::Connection#",
+         %i[exec async_exec sync_exec exec_params async_exec_params sync_exec_params query send_query
+            send_query_params], 0],
+        ["PG::Connection", "PG::Connection#", %i[prepare async_prepare sync_prepare send_prepare], 1],
         ["Sequel::Database", "Sequel::Database#", %i[log_connection_yield], 0]
       ].freeze
 
       # [error class path, message pattern]: the database rejected the
-      # query's syntax.
-      SYNTAX_ERRORS = [["SQLite3::SQLException", /syntax error|unrecognized token|incomplete input/]].freeze
+      # query's syntax (PostgreSQL: SQLSTATE 42601, whatever the message's
+      # language).
+      SYNTAX_ERRORS = [["SQLite3::SQLException", /syntax error|unrecognized token|incomplete input/],
+                       ["PG::SyntaxError", //]].freeze
 
       class << self
         def install
