@@ -495,6 +495,20 @@ module Bench
     end
     table("Bug detectors' cost on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
           ["target", "detectors on", "--disable-detectors=all", "cost", "corpus run stopped by"], rows)
+    detector_instructions
+  end
+
+  # The detectors' cost counted, not timed: instructions per execution of
+  # the fixed-document harness with every detector on and with all off
+  # (callgrind, which a busy machine does not change).
+  def detector_instructions
+    valgrind!("detector_cost")
+    rows = PARSERS.map do |name|
+      on, off = [[], ["--disable-detectors=all"]].map { |flags| fixed_instructions(name, flags) }
+      [name, fmt(on), fmt(off), "#{fmt((on.fdiv(off) - 1) * 100, 1)}%"]
+    end
+    table("Bug detectors' cost per execution on a fixed document: instructions (callgrind, inputs 101 to 300)",
+          ["parser", "detectors on", "--disable-detectors=all", "cost"], rows)
   end
 
   # Instructions (valgrind's callgrind, which counts the same on a busy
@@ -503,9 +517,7 @@ module Bench
   # extra iterations, so start-up cancels out. The table to compare two
   # builds with when wall-clock numbers are noisy.
   def instructions
-    unless system("which valgrind", out: File::NULL)
-      abort "the instructions section needs valgrind (apt-get install valgrind)"
-    end
+    valgrind!("instructions")
 
     compare = File.join(DIR, "compare_cost.rb")
     rows = %w[integer string match fail].map do |kind|
@@ -528,20 +540,32 @@ module Bench
   # configuration of the fixed_documents section.
   def fixed_document_instructions
     rows = PARSERS.map do |name|
-      counts = FIXED_CONFIGURATIONS.values.map do |flags|
-        runs = [100, 300].map do |inputs|
-          output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND)
-          count = output[/Collected : (\d+)/, 1]
-          raise "no instruction count from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless count
-
-          Integer(count)
-        end
-        (runs.last - runs.first) / 200
-      end
+      counts = FIXED_CONFIGURATIONS.values.map { |flags| fixed_instructions(name, flags) }
       [name, *counts.map { |count| fmt(count) }, "#{fmt(counts.first.fdiv(counts.last), 2)}x"]
     end
     table("Per execution on a fixed document: instructions (callgrind, inputs 101 to 300)",
           ["parser", *FIXED_CONFIGURATIONS.keys, "ruzzy / untraced"], rows)
+  end
+
+  # Stops the benchmarks unless valgrind is installed.
+  def valgrind!(section)
+    return if system("which valgrind", out: File::NULL)
+
+    abort "the #{section} section needs valgrind (apt-get install valgrind)"
+  end
+
+  # Instructions per execution of the fixed-document harness for +name+
+  # under ruzzy with +flags+: runs of 100 and 300 inputs, the difference
+  # over 200, so start-up cancels out.
+  def fixed_instructions(name, flags)
+    runs = [100, 300].map do |inputs|
+      output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND)
+      count = output[/Collected : (\d+)/, 1]
+      raise "no instruction count from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless count
+
+      Integer(count)
+    end
+    (runs.last - runs.first) / 200
   end
 
   # Instructions per iteration of +script+, run as `script MODE N ARG`.

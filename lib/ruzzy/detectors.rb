@@ -177,12 +177,13 @@ module Ruzzy
     # Checks the query +text+ (SQL, XPath, an LDAP filter) before +sink+
     # runs it, for +detector+ (a Report class with WORDS, LANGUAGE, TEXT,
     # INJECTED and injected?(text)): guides the text towards the canary
-    # forms, and reports the finding when the input wrote query code.
+    # forms, and reports the finding when the input wrote query code (the
+    # block, when given, says so in place of injected?).
     def check_query(detector, sink, text)
       return unless text.is_a?(String)
 
       guide(text, detector::WORDS)
-      return unless detector.injected?(text)
+      return unless block_given? ? yield(text) : detector.injected?(text)
 
       report(detector.new("#{detector::LANGUAGE} injection: #{sink} got the #{detector::TEXT} #{shown(text)}, " \
                           "where the input #{detector::INJECTED}", sink))

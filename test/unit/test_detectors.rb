@@ -2,7 +2,7 @@
 
 require_relative "../test_helper"
 require "socket"
-require_relative "../support/postgres_server"
+require_relative "../support/database_servers"
 
 # The bug detectors (docs/detectors.md): each example app's bug is found,
 # its safe twin is not, the hooks change nothing else, and the findings can
@@ -281,8 +281,8 @@ class TestDetectors < Minitest::Test
   # on the mirror: Ruby 3.4 has no pg to test with (bin/rubies).
   if RUBY_VERSION < "3.4"
     def test_sql_postgresql_rejects_or_the_input_wrote_is_reported
-      prerequisite!(PostgresServer.available?, "a PostgreSQL server (apt-get install postgresql; root)")
-      PostgresServer.run do |server|
+      prerequisite!(DatabaseServers::Postgres.available?, "a PostgreSQL server (apt-get install postgresql; root)")
+      DatabaseServers::Postgres.run do |server|
         in_tmpdir do |dir|
           write_harness(dir, PG_HARNESS)
           {
@@ -298,6 +298,48 @@ class TestDetectors < Minitest::Test
           # A bound parameter, the canary in a dollar-quoted literal, and an
           # error that is not about syntax (no such column).
           [["params", "' or ruzzy or '"], %w[dollar ruzzy], ["exec", "' || nosuchcolumn || '"]].each do |sink, input|
+            File.write(File.join(dir, "input"), input)
+            assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
+          end
+        end
+      end
+    end
+  end
+
+  MYSQL_HARNESS = <<~'RUBY'
+    require "mysql2"
+    client = Mysql2::Client.new(socket: ENV.fetch("MYSQL_UNIX_PORT"), username: "root")
+    Ruzzy.fuzz(lambda { |data|
+      case ENV.fetch("SINK")
+      when "query" then client.query("SELECT 1 FROM DUAL WHERE 'a' = '#{data}'") rescue Mysql2::Error
+      when "escaped" then client.query("SELECT 1 FROM DUAL WHERE 'a' = '#{client.escape(data)}'")
+      when "prepare" then client.prepare("SELECT 1 FROM DUAL WHERE 'a' = ?").execute(data)
+      end
+      nil
+    })
+  RUBY
+
+  # Debian builds ruby-mysql2 for its default Ruby only, and its sources
+  # are not on the mirror: Ruby 3.4 has no mysql2 to test with (bin/rubies).
+  if RUBY_VERSION < "3.4"
+    def test_sql_mysql_rejects_or_the_input_wrote_is_reported
+      prerequisite!(DatabaseServers::MariaDB.available?, "a MariaDB server (apt-get install mariadb-server; root)")
+      DatabaseServers::MariaDB.run do |server|
+        in_tmpdir do |dir|
+          write_harness(dir, MYSQL_HARNESS)
+          {
+            %w[query x'] => /rejected the syntax of the query "SELECT 1 .* = 'x''" \(Mysql2::Error: You have an/,
+            ["query", "' or ruzzy or '"] => /Mysql2::Client#query got the query .* \(ruzzy outside any literal\)/
+          }.each do |(sink, input), message|
+            File.write(File.join(dir, "input"), input)
+            result = ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
+            assert_exit 77, result
+            assert_match message, result.stderr
+          end
+          # Backslash escapes (what Mysql2::Client#escape writes) keep the
+          # canary in its literal; a bound parameter is never in the text.
+          [["escaped", "' or ruzzy or '"], ["escaped", "\\' or ruzzy -- "],
+           ["prepare", "' or ruzzy or '"]].each do |sink, input|
             File.write(File.join(dir, "input"), input)
             assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
           end
