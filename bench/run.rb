@@ -495,7 +495,6 @@ module Bench
     end
     table("Bug detectors' cost on fixed inputs: µs per input, the #{CORPUS_SECONDS} s corpus replayed",
           ["target", "detectors on", "--disable-detectors=all", "cost", "corpus run stopped by"], rows)
-    detector_instructions
   end
 
   # The detectors' cost counted, not timed: instructions per execution of
@@ -579,7 +578,7 @@ module Bench
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed fixed_documents parsers
-              campaign solves detectors detector_cost instructions c_extensions].freeze
+              campaign solves detectors detector_cost detector_instructions instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?
