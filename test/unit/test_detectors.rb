@@ -92,6 +92,7 @@ class TestDetectors < Minitest::Test
   NETWORK_HARNESS = <<~'RUBY'
     require "socket"
     require "net/http"
+    require "open-uri"
     port = Integer(ENV.fetch("PORT"))
     allowed_port = ENV["ALLOW_PORT"] == "server" ? port : ENV["ALLOW_PORT"]
     Ruzzy::Detectors.allow_network(host: ENV["ALLOW_HOST"], port: allowed_port) if ENV["ALLOW_HOST"]
@@ -100,6 +101,7 @@ class TestDetectors < Minitest::Test
       when "T" then TCPSocket.new("127.0.0.1", port).close
       when "H" then Net::HTTP.get(URI("http://ruzzy.invalid/"))
       when "S" then Socket.new(:INET, :STREAM).connect(Socket.sockaddr_in(port, "127.0.0.1"))
+      when "O" then URI.open("http://127.0.0.1:#{port}/").read
       end
       nil
     })
@@ -126,7 +128,8 @@ class TestDetectors < Minitest::Test
       {
         "T" => /TCPSocket.new would connect to 127.0.0.1:\d+, a destination the harness did not allow/,
         "H" => /(?:Socket.tcp|TCPSocket.new) would connect to ruzzy.invalid:80, a destination/, # by net-http's version
-        "S" => /Socket#connect would connect to 127.0.0.1:\d+, a destination/
+        "S" => /Socket#connect would connect to 127.0.0.1:\d+, a destination/,
+        "O" => /(?:Socket.tcp|TCPSocket.new) would connect to 127.0.0.1:\d+, a destination/ # open-uri
       }.each do |input, message|
         result, connections = network_run(dir, input)
         assert_exit 77, result
