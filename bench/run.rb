@@ -379,7 +379,9 @@ module Bench
     "float constant (unpack1(\"E\") ==)" => File.join(DIR, "solve", "float_constant.rb"),
     "number in text (Integer() ==)" => File.join(DIR, "solve", "integer_text.rb"),
     "keyword in a StringScanner tokenizer" => File.join(DIR, "solve", "scanner_keyword.rb"),
-    "date-shaped token checked by Date.new" => File.join(DIR, "solve", "date_token.rb")
+    "date-shaped token checked by Date.new" => File.join(DIR, "solve", "date_token.rb"),
+    "maze whose positions coverage cannot see" => File.join(DIR, "solve", "maze_plain.rb"),
+    "the same maze, positions to Ruzzy.explore_state" => File.join(DIR, "solve", "maze_explore_state.rb")
   }.freeze
 
   # Median time to solve each target (no sanitizer preload).

@@ -14,6 +14,7 @@ require_relative "ruzzy/feedback/compare_hooks"
 require_relative "ruzzy/feedback/literal_dictionary"
 require_relative "ruzzy/detectors"
 require_relative "ruzzy/fuzzed_data_provider"
+require_relative "ruzzy/guidance"
 require_relative "ruzzy/engine/session"
 require "pathname"
 

@@ -66,6 +66,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     engine::internal_error::install(ruzzy)?;
     findings::report::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
+    ruzzy.const_set("GUIDANCE_STEPS", feedback::harness_guidance::MAX_STEPS)?;
     ruzzy.const_set(
         "FITTED_MAP_SIZES",
         ruby.range_new(
@@ -118,6 +119,10 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_guide_towards" => detectors::guidance::guide_towards, 2;
         "_guide_equal" => detectors::guidance::guide_equal, 2;
         "_guide_code" => detectors::guidance::guide_code, 1;
+        "_guide_equal_at" => feedback::harness_guidance::guide_equal_at, 3;
+        "_guide_include_at" => feedback::harness_guidance::guide_include_at, 3;
+        "_explore_state" => feedback::harness_guidance::explore_state, 2;
+        "_count_steps" => feedback::harness_guidance::count_steps, 2;
         "_guide_missing_names" => detectors::held_findings::guide_missing_names, 1;
     });
     if std::env::var("RUZZY_TEST_PROBES").is_ok_and(|value| value == "1") {

@@ -256,6 +256,22 @@ pub fn reach_compare_site(site: SiteId) {
     }
 }
 
+/// Keeps the guidance API's counters apart from edge counters.
+const GUIDANCE_SALT: u64 = 0x6775_6964_616e_6365;
+
+/// Counts the guidance API's counter `key` (already keyed by its id);
+/// false when coverage has not started (not fuzzing).
+#[inline(always)]
+pub fn touch_guidance(key: u64) -> bool {
+    match get() {
+        Some(coverage) => {
+            coverage.map.touch(key ^ GUIDANCE_SALT);
+            true
+        }
+        None => false,
+    }
+}
+
 /// The location every input reaches: the fuzz target was called.
 const TARGET_CALLED: u64 = 0x7a72_7579_6361_6c6c;
 

@@ -17,12 +17,15 @@
 //! Invariants: no allocation, no lock; runs with the GVL held (inside a
 //! Ruby method call), which also guards the two padding buffers.
 
-use crate::coverage::location;
+use crate::coverage::location::{self, mix};
 use crate::coverage::locator;
 use crate::engine::libfuzzer;
 use crate::rb::value::Frame;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
+
+/// Keeps the sites harnesses name apart from those of Ruby code.
+const HARNESS_SITE_SALT: u64 = 0x6861_726e_6573_7300;
 
 /// Number of distinct comparison PCs.
 pub const SITES: usize = 4096;
@@ -90,6 +93,15 @@ impl SiteId {
         SiteId {
             stub: (location as usize) & (SITES - 1),
             location: Some(location),
+        }
+    }
+
+    /// The site a harness named `id` (the guidance API); it stands for no
+    /// Ruby code, and no edge counter.
+    pub fn for_id(id: u64) -> SiteId {
+        SiteId {
+            stub: (mix(id ^ HARNESS_SITE_SALT) as usize) & (SITES - 1),
+            location: None,
         }
     }
 

@@ -3,12 +3,14 @@
 //! inputs. [`compare_hooks`] holds the one table of hooked methods (one
 //! module per receiver type); they report through [`compare_sites`] (one PC
 //! per Ruby call site), [`numbers`] (numbers spelt in the input's text) and
-//! [`regex_model`] (what a Regexp would have matched).
+//! [`regex_model`] (what a Regexp would have matched). [`harness_guidance`]
+//! is the same feedback given by the harness itself.
 //!
 //! Uses [`crate::coverage`] to locate call sites, [`crate::rb`] to read the
 //! operands; the hooks allocate nothing and take no lock.
 
 pub mod compare_hooks;
 pub mod compare_sites;
+pub mod harness_guidance;
 pub mod numbers;
 pub mod regex_model;
