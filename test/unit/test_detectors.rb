@@ -266,6 +266,43 @@ class TestDetectors < Minitest::Test
     end
   end
 
+  AR_HARNESS = <<~'RUBY'
+    require "active_record"
+    ActiveRecord::Base.establish_connection(adapter: "sqlite3", database: ":memory:")
+    ActiveRecord::Base.connection.execute("CREATE TABLE users (name TEXT)")
+    class User < ActiveRecord::Base; end
+    Ruzzy.fuzz(lambda { |data|
+      case ENV.fetch("SINK")
+      when "where" then User.where("name = '#{data}'").to_a rescue ActiveRecord::StatementInvalid
+      when "bound" then User.where(name: data).to_a
+      when "placeholder" then User.where("name = ?", data).to_a
+      end
+      nil
+    })
+  RUBY
+
+  # Active Record through its SQLite adapter: seen at the driver, and its
+  # ActiveRecord::StatementInvalid (a StandardError) cannot swallow the
+  # finding.
+  def test_sql_from_active_record_is_seen_at_the_driver
+    in_tmpdir do |dir|
+      write_harness(dir, AR_HARNESS)
+      {
+        %w[where x'] => /rejected the syntax of the query "SELECT .* WHERE \(name = 'x''\)" \(SQLite3::SQLException/,
+        ["where", "' or ruzzy or '"] => /Statement.new got the query "SELECT .* \(name = '' or ruzzy or ''\)", where/
+      }.each do |(sink, input), message|
+        File.write(File.join(dir, "input"), input)
+        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+        assert_exit 77, result
+        assert_match message, result.stderr
+      end
+      [["bound", "' or ruzzy or '"], ["placeholder", "' or ruzzy or '"]].each do |sink, input|
+        File.write(File.join(dir, "input"), input)
+        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+      end
+    end
+  end
+
   PG_HARNESS = <<~'RUBY'
     require "pg"
     connection = PG.connect
