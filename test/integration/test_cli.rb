@@ -29,6 +29,14 @@ class TestCli < Minitest::Test
     assert_match(/unknown option --frobnicate/, result.stderr)
   end
 
+  # Not read as an abbreviation of a ruzzy option (-m for --map-size).
+  def test_a_libfuzzer_flag_before_the_harness_says_where_it_goes
+    result = ruzzy("--no-literal-dict", "-max_len=1000", "x.rb")
+    assert_exit 2, result
+    assert_match(/-max_len=1000 is a libFuzzer flag: it goes after the harness \(ruzzy \[options\] HARNESS -max_len/,
+                 result.stderr)
+  end
+
   def test_bad_map_size_is_a_usage_error
     result = ruzzy("--map-size=lots", "x.rb")
     assert_exit 2, result

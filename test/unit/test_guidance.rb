@@ -34,6 +34,23 @@ class TestGuidance < Minitest::Test
     end
   end
 
+  # Fuzzes harness.rb in +dir+ (seed 1, its guidance on through +env+;
+  # ruzzy's +flags+ before it, libFuzzer's +engine_flags+ after): a
+  # finding matching +message+ within +within+ inputs. Its crash file is
+  # removed, so that the unguided run after it starts afresh.
+  def assert_guided_finds(dir, message, within:, env:, flags: [], engine_flags: [])
+    guided = ruzzy(*flags, "harness.rb", "-seed=1", "-runs=#{runs(within)}", *engine_flags, chdir: dir, env:)
+    assert_exit 77, guided
+    assert_match message, guided.stderr
+    FileUtils.rm_f(Dir[File.join(dir, "crash-*")])
+  end
+
+  # Fuzzes harness.rb in +dir+ (seed 1, no guidance): +inputs+ inputs find
+  # nothing.
+  def assert_unguided_finds_nothing(dir, inputs, flags: [], engine_flags: [])
+    assert_exit 0, ruzzy(*flags, "harness.rb", "-seed=1", "-runs=#{inputs}", *engine_flags, chdir: dir)
+  end
+
   # The bench's maze (bench/solve/maze_walk.rb): every step runs the same
   # code, so coverage cannot see how far a walk got. Reported with
   # explore_state, each new position is kept and the exit is found (in
@@ -45,12 +62,8 @@ class TestGuidance < Minitest::Test
     in_tmpdir do |dir|
       write_harness(dir, "require #{MAZE_WALK.inspect}\n" \
                          "Ruzzy.fuzz(->(data) { MazeWalk.walk(data, explore: ENV.key?('EXPLORE')) })")
-      explored = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(1_000_000)}", chdir: dir, env: { "EXPLORE" => "1" })
-      assert_exit 77, explored
-      assert_match(/MazeWalk::Solved: reached the exit/, explored.stderr)
-      FileUtils.rm_f(Dir[File.join(dir, "crash-*")])
-      plain = ruzzy("harness.rb", "-seed=1", "-runs=200000", chdir: dir)
-      assert_exit 0, plain
+      assert_guided_finds(dir, /MazeWalk::Solved: reached the exit/, within: 1_000_000, env: { "EXPLORE" => "1" })
+      assert_unguided_finds_nothing(dir, 200_000)
     end
   end
 
@@ -70,14 +83,13 @@ class TestGuidance < Minitest::Test
           raise "a run of #{run}" if run >= 300
         })
       RUBY
-      flags = ["--no-literal-dict", "harness.rb", "-seed=1", "-max_len=1000"]
+      flags = ["--no-literal-dict"]
+      engine_flags = ["-max_len=1000"]
       %w[maximize minimize].each do |guide|
-        guided = ruzzy(*flags, "-runs=#{runs(2_000_000)}", chdir: dir, env: { "GUIDE" => guide })
-        assert_exit 77, guided
-        assert_match(/RuntimeError: a run of 3\d\d/, guided.stderr)
-        FileUtils.rm_f(Dir[File.join(dir, "crash-*")])
+        assert_guided_finds(dir, /RuntimeError: a run of 3\d\d/, within: 2_000_000, env: { "GUIDE" => guide },
+                                                                 flags:, engine_flags:)
       end
-      assert_exit 0, ruzzy(*flags, "-runs=300000", chdir: dir)
+      assert_unguided_finds_nothing(dir, 300_000, flags:, engine_flags:)
     end
   end
 
@@ -100,12 +112,9 @@ class TestGuidance < Minitest::Test
           raise "opened" if rest.split.any? { |part| Digest::SHA256.hexdigest(part) == MAGIC }
         })
       RUBY
-      guided = ruzzy("--no-literal-dict", "harness.rb", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,
-                                                                                               env: { "GUIDE" => "1" })
-      assert_exit 77, guided
-      assert_match(/RuntimeError: opened/, guided.stderr)
-      FileUtils.rm_f(Dir[File.join(dir, "crash-*")])
-      assert_exit 0, ruzzy("--no-literal-dict", "harness.rb", "-seed=1", "-runs=200000", chdir: dir)
+      flags = ["--no-literal-dict"]
+      assert_guided_finds(dir, /RuntimeError: opened/, within: 2_000_000, env: { "GUIDE" => "1" }, flags:)
+      assert_unguided_finds_nothing(dir, 200_000, flags:)
     end
   end
 end

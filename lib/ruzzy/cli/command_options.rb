@@ -11,6 +11,9 @@ module Ruzzy
     # Raised for a command line ruzzy cannot act on.
     class UsageError < StandardError; end
 
+    # A libFuzzer flag: one dash, a name of two or more letters, a value.
+    ENGINE_FLAG = /\A-[a-z_]{2,}=/
+
     module_function
 
     # A parser for the command +name+ ("ruzzy cov"), whose -h/--help and
@@ -47,6 +50,7 @@ module Ruzzy
     # --version was given, prints +usage+ or the version to +out+ and
     # returns true (nothing else is to be done).
     def parse!(parser, argv, out:, usage:, in_order: false)
+      reject_engine_flags_before_harness(parser, argv) if in_order
       answered = catch(:ruzzy_usage) do
         in_order ? parser.order!(argv) : parser.permute!(argv)
         nil
@@ -59,6 +63,19 @@ module Ruzzy
       raise UsageError, "#{prefix(parser)}#{e.args.join(" ")} needs a value"
     rescue OptionParser::ParseError => e
       raise UsageError, "#{prefix(parser)}#{e.message}"
+    end
+
+    # A libFuzzer flag (-name=value) before the harness would be read as
+    # an abbreviated option (-max_len=1000 as -m, --map-size): said plainly
+    # instead.
+    def reject_engine_flags_before_harness(parser, argv)
+      argv.each do |word|
+        break if word == "--" || !word.start_with?("-")
+        next unless word.match?(ENGINE_FLAG)
+
+        raise UsageError, "#{prefix(parser)}#{word} is a libFuzzer flag: it goes after the harness " \
+                          "(#{parser.program_name} [options] HARNESS #{word})"
+      end
     end
 
     def prefix(parser)
