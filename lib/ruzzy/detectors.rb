@@ -8,10 +8,11 @@ module Ruzzy
   # Bug detectors: hooks on dangerous calls (shell commands, file paths,
   # deserialization, code evaluation and reflection, regular expressions,
   # network connections, SQL, XPath, LDAP filters, XML entities) that turn
-  # into findings the bugs that raise nothing: input that reaches a shell command, a path that walks out of
-  # its directory, a class of the input's choosing instantiated, a method
-  # of its choosing called, a match that backtracks for seconds, a pattern
-  # the input broke, a connection to a host it chose. See
+  # into findings the bugs that raise nothing: input that reaches a shell
+  # command, a path that walks out of its directory, a class of the input's
+  # choosing instantiated, a method of its choosing called, a match that
+  # backtracks for seconds, a pattern the input broke, a connection to a
+  # host it chose, a query it rewrote, an external entity it declared. See
   # docs/detectors.md.
   #
   # Each detector fires only when the input steers the call to a harmless

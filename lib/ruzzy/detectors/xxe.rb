@@ -33,6 +33,7 @@ module Ruzzy
           return unless defined?(Nokogiri::XML::Document)
 
           @loading = LOADING_OPTIONS.to_h { |name| [name, Nokogiri::XML::ParseOptions.const_get(name)] }
+          @loading_mask = @loading.values.reduce(:|)
           hooks = Module.new
           %i[read_memory read_io].each do |name|
             sink = "Nokogiri::XML::Document.#{name}"
@@ -47,13 +48,13 @@ module Ruzzy
         # Guides +source+ (a String; an IO cannot be) towards the canary
         # when +options+ load entities.
         def before(source, options)
-          Detectors.guide(source, WORDS) if loading(options).any?
+          Detectors.guide(source, WORDS) if loading?(options)
         end
 
         # Reports +document+, parsed from +source+ with +options+ by
         # +sink+, if libxml2 loaded the canary; returns it otherwise.
         def after(sink, source, options, document)
-          return document unless loading(options).any? && document.errors.any? { |error| loaded?(error) }
+          return document unless loading?(options) && document.errors.any? { |error| loaded?(error) }
 
           what = source.is_a?(String) ? Detectors.shown(source) : "a document"
           Detectors.report(new("XML external entity: #{sink} parsed #{what} with #{loading(options).join(", ")} " \
@@ -69,10 +70,15 @@ module Ruzzy
           error.message.b.match?(LOADED)
         end
 
-        # The names of the entity-loading options +options+ has.
-        def loading(options)
-          return [] unless options.is_a?(Integer)
+        # Whether +options+ has an entity-loading option (allocates nothing:
+        # called on every parse).
+        def loading?(options)
+          options.is_a?(Integer) && options.anybits?(@loading_mask)
+        end
 
+        # The names of the entity-loading options +options+ has (for the
+        # report only).
+        def loading(options)
           @loading.filter_map { |name, bit| name if options.anybits?(bit) }
         end
       end
