@@ -222,6 +222,24 @@ class TestDetectors < Minitest::Test
     end
   end
 
+  # Runs harness.rb in +dir+ (its SINK set to +sink+) on +input+, which
+  # must be reported: exit 77 and a report matching every one of +messages+.
+  def assert_sink_found(dir, sink, input, *messages, env: {})
+    result = run_sink(dir, sink, input, env)
+    assert_exit 77, result
+    messages.each { |message| assert_match message, result.stderr }
+  end
+
+  # As assert_sink_found, for an +input+ that is no finding: exit 0.
+  def assert_sink_safe(dir, sink, input, env: {})
+    assert_exit 0, run_sink(dir, sink, input, env)
+  end
+
+  def run_sink(dir, sink, input, env)
+    File.write(File.join(dir, "input"), input)
+    ruzzy("harness.rb", "input", chdir: dir, env: env.merge("SINK" => sink))
+  end
+
   # SQL through sqlite3 (a real database) and Sequel's mock adapter (no
   # database: the query text alone).
   SQL_HARNESS = <<~'RUBY'
@@ -250,19 +268,12 @@ class TestDetectors < Minitest::Test
         ["sqlite", "x' = = '"] => /the database rejected the syntax of the query .*: near "=": syntax error/,
         ["sequel", "' or ruzzy or '"] => /Database#log_connection_yield got the query .* \(ruzzy outside any lit/
       }.each do |(sink, input), message|
-        File.write(File.join(dir, "input"), input)
-        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-        assert_exit 77, result
-        assert_match(/^Ruzzy::Detectors::SQLInjection: SQL injection: /, result.stderr)
-        assert_match message, result.stderr
+        assert_sink_found(dir, sink, input, /^Ruzzy::Detectors::SQLInjection: SQL injection: /, message)
       end
       # A bound parameter, a value Sequel quotes, and the canary inside a
       # literal are data.
       [["sqlite_bound", "' or ruzzy or '"], ["sequel_dataset", "' or ruzzy or '"],
-       %w[sqlite ruzzy]].each do |sink, input|
-        File.write(File.join(dir, "input"), input)
-        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-      end
+       %w[sqlite ruzzy]].each { |sink, input| assert_sink_safe(dir, sink, input) }
     end
   end
 
@@ -290,15 +301,9 @@ class TestDetectors < Minitest::Test
       {
         %w[where x'] => /rejected the syntax of the query "SELECT .* WHERE \(name = 'x''\)" \(SQLite3::SQLException/,
         ["where", "' or ruzzy or '"] => /Statement.new got the query "SELECT .* \(name = '' or ruzzy or ''\)", where/
-      }.each do |(sink, input), message|
-        File.write(File.join(dir, "input"), input)
-        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-        assert_exit 77, result
-        assert_match message, result.stderr
-      end
+      }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message) }
       [["bound", "' or ruzzy or '"], ["placeholder", "' or ruzzy or '"]].each do |sink, input|
-        File.write(File.join(dir, "input"), input)
-        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+        assert_sink_safe(dir, sink, input)
       end
     end
   end
@@ -329,17 +334,11 @@ class TestDetectors < Minitest::Test
             %w[exec x'] => /rejected the syntax of the query "SELECT 1 WHERE 'a' = 'x''" \(PG::SyntaxError: /,
             ["exec", "' or ruzzy or '"] => /PG::Connection#exec got the query .* \(ruzzy outside any literal\)/,
             ["prepare", "x' = = '"] => /rejected the syntax of the query .* \(PG::SyntaxError: .*"="/
-          }.each do |(sink, input), message|
-            File.write(File.join(dir, "input"), input)
-            result = ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
-            assert_exit 77, result
-            assert_match message, result.stderr
-          end
+          }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message, env: server) }
           # A bound parameter, the canary in a dollar-quoted literal, and an
           # error that is not about syntax (no such column).
           [["params", "' or ruzzy or '"], %w[dollar ruzzy], ["exec", "' || nosuchcolumn || '"]].each do |sink, input|
-            File.write(File.join(dir, "input"), input)
-            assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
+            assert_sink_safe(dir, sink, input, env: server)
           end
         end
       end
@@ -370,19 +369,11 @@ class TestDetectors < Minitest::Test
           {
             %w[query x'] => /rejected the syntax of the query "SELECT 1 .* = 'x''" \(Mysql2::Error: You have an/,
             ["query", "' or ruzzy or '"] => /Mysql2::Client#query got the query .* \(ruzzy outside any literal\)/
-          }.each do |(sink, input), message|
-            File.write(File.join(dir, "input"), input)
-            result = ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
-            assert_exit 77, result
-            assert_match message, result.stderr
-          end
+          }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message, env: server) }
           # Backslash escapes (what Mysql2::Client#escape writes) keep the
           # canary in its literal; a bound parameter is never in the text.
           [["escaped", "' or ruzzy or '"], ["escaped", "\\' or ruzzy -- "],
-           ["prepare", "' or ruzzy or '"]].each do |sink, input|
-            File.write(File.join(dir, "input"), input)
-            assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: server.merge("SINK" => sink))
-          end
+           ["prepare", "' or ruzzy or '"]].each { |sink, input| assert_sink_safe(dir, sink, input, env: server) }
         end
       end
     end
@@ -417,20 +408,12 @@ class TestDetectors < Minitest::Test
         ["nokogiri", "' or ruzzy or '"] => /XPath injection: Nokogiri::XML::Searchable#at_xpath got the expression /,
         ["nokogiri_search", "' or ruzzy or '"] => /XPath injection: Nokogiri::XML::Searchable#search got the /,
         ["ldap", "*)(ruzzy=*"] => /LDAP injection: Net::LDAP::Filter.construct got the filter "\(&\(objectClass/
-      }.each do |(sink, input), message|
-        File.write(File.join(dir, "input"), input)
-        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-        assert_exit 77, result
-        assert_match message, result.stderr
-      end
+      }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message) }
       # The canary as data: inside a literal, a variable, an escaped value;
       # and a CSS selector, which is not XPath.
       [%w[xpath ruzzy], ["xpath_variable", "' or ruzzy or '"], %w[nokogiri ruzzy],
        ["nokogiri_variable", "' or ruzzy or '"], %w[nokogiri_css ruzzy], %w[ldap ruzzy],
-       ["ldap_escaped", "*)(ruzzy=*"]].each do |sink, input|
-        File.write(File.join(dir, "input"), input)
-        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-      end
+       ["ldap_escaped", "*)(ruzzy=*"]].each { |sink, input| assert_sink_safe(dir, sink, input) }
     end
   end
 
@@ -459,11 +442,7 @@ class TestDetectors < Minitest::Test
         ["io", entity] => /Document.read_io parsed a document with NOENT on/,
         ["strict", entity] => /with NOENT on/
       }.each do |(sink, input), message|
-        File.write(File.join(dir, "input"), input)
-        result = ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
-        assert_exit 77, result
-        assert_match(/^Ruzzy::Detectors::XXE: XML external entity: Nokogiri::XML::/, result.stderr)
-        assert_match message, result.stderr
+        assert_sink_found(dir, sink, input, /^Ruzzy::Detectors::XXE: XML external entity: Nokogiri::XML::/, message)
       end
       # Nokogiri's defaults load nothing; an internal entity, and an
       # external one that is not the canary, are no finding.
@@ -471,8 +450,7 @@ class TestDetectors < Minitest::Test
        # libxml2's message cuts the comment's text inside a character.
        ["noent", "<<!--#{"\uFFFD" * 30}"],
        ["noent", %(<!DOCTYPE r [<!ENTITY e SYSTEM "/nonexistent">]><r>&e;</r>)]].each do |sink, input|
-        File.write(File.join(dir, "input"), input)
-        assert_exit 0, ruzzy("harness.rb", "input", chdir: dir, env: { "SINK" => sink })
+        assert_sink_safe(dir, sink, input)
       end
     end
   end

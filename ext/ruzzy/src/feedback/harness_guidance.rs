@@ -22,6 +22,10 @@ use magnus::Value;
 /// Most counters one `maximize` or `minimize` id counts.
 pub const MAX_STEPS: usize = 256;
 
+/// Mixed into a `maximize`/`minimize` id ("steps" in ASCII), so that its
+/// counters differ from those `explore_state` keys by the same id.
+const STEPS_SALT: u64 = 0x7374_6570_7300_0000;
+
 /// `Ruzzy::Native._guide_equal_at(current, target, id)`: two Strings (their
 /// bytes) or two Integers (their 64-bit values) compared at site `id`.
 pub fn guide_equal_at(current: Value, target: Value, id: i64) {
@@ -69,7 +73,7 @@ pub fn explore_state(state: i64, id: i64) {
 /// `Ruzzy::Native._count_steps(steps, id)`: counts the counters of `id`'s
 /// steps 0 to `steps` (at most [`MAX_STEPS`]).
 pub fn count_steps(steps: usize, id: i64) {
-    let base = mix(id as u64 ^ 0x7374_6570_7300_0000);
+    let base = mix(id as u64 ^ STEPS_SALT);
     for step in 0..=steps.min(MAX_STEPS - 1) {
         if !hook::touch_guidance(mix(base ^ step as u64)) {
             return;
