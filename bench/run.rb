@@ -375,13 +375,16 @@ module Bench
     "six 1-byte compares with && on one line" => File.join(DIR, "solve", "chained_bytes.rb"),
     "two-stage integer checksum" => File.join(DIR, "solve", "checksum.rb"),
     "magic key in a 64-entry Hash" => File.join(DIR, "solve", "hash_key.rb"),
+    "magic member of a 40-element Array (include?)" => File.join(DIR, "solve", "array_member.rb"),
     "token checked by a regexp (match?)" => File.join(DIR, "solve", "regex_token.rb"),
     "float constant (unpack1(\"E\") ==)" => File.join(DIR, "solve", "float_constant.rb"),
     "number in text (Integer() ==)" => File.join(DIR, "solve", "integer_text.rb"),
     "keyword in a StringScanner tokenizer" => File.join(DIR, "solve", "scanner_keyword.rb"),
     "date-shaped token checked by Date.new" => File.join(DIR, "solve", "date_token.rb"),
     "maze whose positions coverage cannot see" => File.join(DIR, "solve", "maze_plain.rb"),
-    "the same maze, positions to Ruzzy.explore_state" => File.join(DIR, "solve", "maze_explore_state.rb")
+    "the same maze, positions to Ruzzy.explore_state" => File.join(DIR, "solve", "maze_explore_state.rb"),
+    "typed: 16-bit port, path prefix, flag" => File.join(DIR, "solve", "typed_request.rb"),
+    "typed: list with a magic first element and member" => File.join(DIR, "solve", "typed_list.rb")
   }.freeze
 
   # Median time to solve each target (no sanitizer preload).

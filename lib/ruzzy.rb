@@ -15,6 +15,8 @@ require_relative "ruzzy/feedback/literal_dictionary"
 require_relative "ruzzy/detectors"
 require_relative "ruzzy/fuzzed_data_provider"
 require_relative "ruzzy/guidance"
+require_relative "ruzzy/gen"
+require_relative "ruzzy/gen/typed_target"
 require_relative "ruzzy/engine/session"
 require "pathname"
 
@@ -77,7 +79,13 @@ module Ruzzy
   # Any exception it raises is a finding: the report shows the exception and
   # its Ruby backtrace, and libFuzzer saves the input as crash-<sha1>.
   #
-  # +args+ is libFuzzer's argv, program name first.
+  # +args+ is libFuzzer's argv, program name first (DEFAULT_ARGS when not
+  # given; also as the keyword args:).
+  #
+  # A typed target takes generators instead (Ruzzy::Gen,
+  # docs/typed-fuzz-tests.md): Ruzzy.fuzz(->(n, s) { ... }, Gen.integer,
+  # Gen.string) calls it with one value of each per input; a finding's
+  # arguments are shrunk and printed as a `ruzzy fuzz v1` regression file.
   #
   # +compare_hooks+ (default true, or false when RUZZY_COMPARE_HOOKS=0)
   # reports comparisons, pattern matches and number conversions to
@@ -110,9 +118,11 @@ module Ruzzy
   # name (the default), libFuzzer is given the command that started this
   # process instead, so that -fork, -jobs, -merge and -minimize_crash can
   # start more processes like it.
-  def fuzz(test_one_input, args = DEFAULT_ARGS, compare_hooks: session.compare_hooks, ignore: nil,
+  def fuzz(test_one_input, *arguments, args: nil, compare_hooks: session.compare_hooks, ignore: nil,
            mutator: nil, crossover: nil, literal_dict: session.literal_dict, detectors: session.detectors)
-    session.fuzz(test_one_input, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
+    target, args, typed_mutator = Gen::TypedTarget.for_fuzz(test_one_input, arguments, args, session)
+    mutator ||= typed_mutator unless crossover
+    session.fuzz(target, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
   end
 
   # libFuzzer's own mutation of +data+ (at most +max_size+ bytes), for use

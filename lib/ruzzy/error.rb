@@ -67,4 +67,13 @@ module Ruzzy
     extend Error::Tag
     RAISED_AS = RuntimeError
   end
+
+  # A typed fuzz test's regression file (`ruzzy fuzz v1`) cannot be read,
+  # or its values do not fit the test's generators. The message names the
+  # file, and the line and column where it can.
+  module RegressionFileError
+    include Error
+    extend Error::Tag
+    RAISED_AS = ArgumentError
+  end
 end

@@ -83,7 +83,7 @@ class TestCompareHooks < Minitest::Test
       write_harness(dir, "Ruzzy.fuzz(->(_) {}, compare_hooks: %i[integer floats])", name: "unknown.rb")
       unknown = ruzzy("unknown.rb", chdir: dir)
       assert_exit 1, unknown
-      known = "integer, string, symbol, hash, float, regexp, conversion"
+      known = "integer, string, symbol, hash, array, float, regexp, conversion"
       assert_includes unknown.stderr, "compare_hooks (or RUZZY_COMPARE_HOOKS): unknown group floats (known: #{known})"
     end
   end

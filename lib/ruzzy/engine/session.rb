@@ -109,6 +109,11 @@ module Ruzzy
       (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind, sha1, exact:)
     end
 
+    # libFuzzer's -timeout of this run, in seconds.
+    def timeout
+      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).timeout
+    end
+
     # The input file on the command line that holds +input+, or nil (the
     # input was generated: its artifact is written).
     def input_file(input)

@@ -2,6 +2,8 @@
 
 require "fileutils"
 require_relative "../findings/expected_exceptions"
+require_relative "../gen"
+require_relative "typed_fuzz_test"
 
 module Ruzzy
   # Fuzz tests inside test suites (the framework-neutral half of
@@ -19,7 +21,7 @@ module Ruzzy
   # list (`ruzzy ci`):: the test file only announces its fuzz tests.
   module FuzzTest
     # A fuzz test's definition.
-    Definition = Struct.new(:name, :file, :corpus, :expected, :block, keyword_init: true) do
+    Definition = Struct.new(:name, :file, :corpus, :expected, :arguments, :block, keyword_init: true) do
       def slug
         FuzzTest.slug(name)
       end
@@ -40,14 +42,17 @@ module Ruzzy
       slug.empty? ? "fuzz" : slug
     end
 
-    # Builds a definition for a fuzz test declared in +file+.
-    def define(name, file:, corpus: nil, ignore: [], &block)
+    # Builds a definition for a fuzz test declared in +file+; with
+    # +generators+ (Ruzzy::Gen), a typed one whose block takes one value of
+    # each.
+    def define(name, *generators, file:, corpus: nil, ignore: [], &block)
       raise ArgumentError, "fuzz_test #{name.inspect} needs a block taking the input" unless block
 
       base = File.dirname(File.expand_path(file))
       dir = corpus ? File.expand_path(corpus, base) : File.join(base, "fuzz", slug(name))
+      arguments = Gen::Arguments.new(generators, "fuzz_test #{name.inspect}") unless generators.empty?
       Definition.new(name: name.to_s, file: File.expand_path(file), corpus: dir,
-                     expected: ExpectedExceptions.new(ignore), block:)
+                     expected: ExpectedExceptions.new(ignore), arguments:, block:)
     end
 
     # :replay, :fuzz or :list.
@@ -69,7 +74,8 @@ module Ruzzy
     def inputs(definition)
       return [] unless File.directory?(definition.corpus)
 
-      paths = Dir.children(definition.corpus).sort.map { |name| File.join(definition.corpus, name) }
+      names = Dir.children(definition.corpus).reject { |name| name.start_with?(".") }
+      paths = names.sort.map { |name| File.join(definition.corpus, name) }
       paths.select { |path| File.file?(path) }
     end
 
@@ -84,14 +90,25 @@ module Ruzzy
     # context of +receiver+ (the test, so its assertions work). An expected
     # exception passes; any other is re-raised as InputFailure naming the file.
     def replay(definition, path, receiver)
-      data = path ? File.binread(path) : "".b
-      receiver.instance_exec(data, &definition.block)
+      receiver.instance_exec(*replay_arguments(definition, path), &definition.block)
+    rescue RegressionFileError
+      raise
     rescue StandardError, ScriptError, SystemStackError, NoMemoryError => e
       return if definition.expected.include?(e)
 
       failure = InputFailure.new("fuzz input #{path || "(empty input)"}: #{e.class}: #{e.message}")
       failure.set_backtrace(e.backtrace)
       raise failure
+    end
+
+    # What the block of +definition+ gets for the input in +path+ (nil: the
+    # empty input): the bytes, or a typed test's values (a regression file
+    # parsed, any other file decoded).
+    def replay_arguments(definition, path)
+      arguments = definition.arguments
+      return [path ? File.binread(path) : "".b] unless arguments
+
+      arguments.values(path ? arguments.read_file(path) : arguments.decode(""))
     end
 
     # Fuzzes +definition+ (never returns): corpus and artifacts go to its
@@ -101,15 +118,23 @@ module Ruzzy
     def fuzz!(definition, receiver)
       require "ruzzy"
       FileUtils.mkdir_p(definition.corpus)
+      return TypedFuzzTest.fuzz!(definition, receiver) if definition.arguments
+
       given = Ruzzy::DEFAULT_ARGS.drop(1)
-      replaying = given.any? { |word| !word.start_with?("-") && File.file?(word) }
-      args = [$PROGRAM_NAME, "-artifact_prefix=#{definition.corpus}/", *given, *(replaying ? [] : [definition.corpus])]
       block = definition.block
       target = lambda do |data|
         receiver.instance_exec(data, &block)
         nil
       end
-      Ruzzy.fuzz(target, args, ignore: definition.expected.to_specs)
+      Ruzzy.fuzz(target, fuzz_args(definition, given, "#{definition.corpus}/"), ignore: definition.expected.to_specs)
+    end
+
+    # libFuzzer's arguments for fuzzing +definition+ with the command
+    # line's +given+ ones: artifacts named by +artifact_prefix+, and the
+    # corpus directory unless input files are given (a finding replayed).
+    def fuzz_args(definition, given, artifact_prefix)
+      replaying = given.any? { |word| !word.start_with?("-") && File.file?(word) }
+      [$PROGRAM_NAME, "-artifact_prefix=#{artifact_prefix}", *given, *(replaying ? [] : [definition.corpus])]
     end
 
     # Prints "FUZZ_TEST<TAB>name<TAB>file" for `ruzzy ci` and makes sure the
@@ -128,9 +153,9 @@ module Ruzzy
     # for each replay example the framework should define (see
     # replay_cases); otherwise lists or fuzzes the test. +receiver+ builds
     # the object +body+ runs in when fuzzing.
-    def declare(name, corpus:, ignore:, receiver:, body:)
+    def declare(name, generators, corpus:, ignore:, receiver:, body:)
       file = caller_locations(2, 1).first.absolute_path
-      definition = define(name, file:, corpus:, ignore:, &body)
+      definition = define(name, *generators, file:, corpus:, ignore:, &body)
       case mode
       when :list then announce(definition)
       when :fuzz then fuzz!(definition, receiver.call) if selected?(definition)

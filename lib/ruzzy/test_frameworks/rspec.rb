@@ -18,9 +18,10 @@ module Ruzzy
   # (crash files included); `ruzzy run-test FILE NAME` fuzzes the block
   # instead. See Ruzzy::FuzzTest.
   module RSpec
-    # Declares a fuzz test inside an example group.
-    def fuzz_test(name, corpus: nil, ignore: [], &block)
-      FuzzTest.declare(name, corpus:, ignore:, receiver: -> { new }, body: block) do |definition, path|
+    # Declares a fuzz test inside an example group, typed when
+    # +generators+ (Ruzzy::Gen) are given (see Ruzzy::Minitest).
+    def fuzz_test(name, *generators, corpus: nil, ignore: [], &block)
+      FuzzTest.declare(name, generators, corpus:, ignore:, receiver: -> { new }, body: block) do |definition, path|
         it("#{name} with #{path ? File.basename(path) : "the empty input"}") { FuzzTest.replay(definition, path, self) }
       end
     end

@@ -57,6 +57,7 @@ macro_rules! operators {
     )*};
 }
 
+mod array;
 mod hash;
 mod integer;
 pub mod number;
@@ -127,6 +128,7 @@ pub const TABLE: &[HookModule] = &[
     string::HOOKS,
     symbol::HOOKS,
     hash::HOOKS,
+    array::HOOKS,
     number::FLOAT_HOOKS,
     regexp::REGEXP_HOOKS,
     regexp::STRING_HOOKS,

@@ -1,0 +1,126 @@
+# frozen_string_literal: true
+
+require_relative "arguments"
+require_relative "../engine/libfuzzer_args"
+
+module Ruzzy
+  module Gen
+    # A typed target as libFuzzer's byte target: each input is decoded into
+    # the arguments and passed on. When the target raises (an exception not
+    # expected), the arguments are shrunk first, by calling the target again
+    # on smaller ones that raise the same class; the shrunk arguments are
+    # printed as a regression file (and given to +on_finding+, which may save
+    # them), then the original exception goes on to be the finding, so the
+    # crash file libFuzzer writes reproduces it.
+    class TypedTarget
+      # What a finding is, as in FuzzTest's replay: any exception but the
+      # ones that stop Ruby (Interrupt, SystemExit, signals).
+      FINDINGS = [StandardError, ScriptError, SystemStackError, NoMemoryError].freeze
+
+      # libFuzzer flags typed targets default to: value profile, which keeps
+      # inputs whose compared values came closer (a typed input is mostly
+      # values that the target compares). A list element and its first
+      # element both magic: about 1 s with it, often over 40 s without.
+      FLAGS = ["-use_value_profile=1"].freeze
+
+      # Longest a finding's shrinking takes, and at most half of
+      # libFuzzer's -timeout (or the shrinking would become a timeout).
+      SHRINK_SECONDS = 5
+
+      attr_reader :arguments
+
+      # The target, libFuzzer arguments and mutator (nil: libFuzzer's) of
+      # Ruzzy.fuzz(+target+, *+arguments+, args: +args+): typed when
+      # +arguments+ are generators, else +arguments+ is Ruzzy 0.8's
+      # optional argv.
+      def self.for_fuzz(target, arguments, args, session)
+        unless arguments.any? { |argument| argument.is_a?(Generator) }
+          if arguments.size > 1 || (args && arguments.any?)
+            raise InvalidArgumentsError, "Ruzzy.fuzz takes the target, then libFuzzer's arguments (one Array) or " \
+                                         "Ruzzy::Gen generators, got #{arguments.map(&:inspect).join(", ")}"
+          end
+
+          return [target, args || arguments.first || DEFAULT_ARGS]
+        end
+
+        typed = typed(target, Arguments.new(arguments, "Ruzzy.fuzz"), session)
+        [typed, with_flags(args || DEFAULT_ARGS), typed.mutator]
+      end
+
+      # libFuzzer's arguments +args+ with FLAGS where not given.
+      def self.with_flags(args) = LibFuzzerArgs.validate(args).with_defaults(FLAGS).to_a
+
+      # +target+ called with the values of +arguments+, its arity checked.
+      def self.typed(target, arguments, session, on_finding: nil, &call)
+        check_arity(target, arguments.gens.size)
+        call ||= ->(values) { target.call(*values) }
+        new(arguments, expected: ->(error) { session.expected_exceptions.include?(error) },
+                       shrink_seconds: -> { [SHRINK_SECONDS, session.timeout / 2.0].min }, on_finding:, &call)
+      end
+
+      def self.check_arity(target, count)
+        return unless (target.is_a?(Proc) && target.lambda?) || target.is_a?(Method)
+
+        required = target.arity.negative? ? -target.arity - 1 : target.arity
+        return if count == required || (target.arity.negative? && count >= required)
+
+        raise InvalidArgumentsError, "the target takes #{required} argument#{"s" unless required == 1}, " \
+                                     "given #{count} generator#{"s" unless count == 1}"
+      end
+
+      # +call+ runs the target on the values (an Array); +expected+ says
+      # whether an exception is expected (no finding).
+      def initialize(arguments, expected:, shrink_seconds:, on_finding: nil, &call)
+        @arguments = arguments
+        @expected = expected
+        @shrink_seconds = shrink_seconds
+        @on_finding = on_finding
+        @call = call
+      end
+
+      # A mutator (see Ruzzy.fuzz) that writes each of libFuzzer's mutations
+      # back in canonical form (an integer in its range as its own 8 bytes,
+      # a String's exact length), so that the values the target compares
+      # stand in the input as they are and libFuzzer can replace them. nil
+      # where custom mutators cannot run (a sanitizer's preloaded
+      # libFuzzer).
+      def mutator
+        return unless Native._custom_mutators?
+
+        arguments = @arguments
+        lambda do |data, max_size, _seed|
+          arguments.encode(arguments.decode(Ruzzy.mutate(data, max_size))).byteslice(0, max_size)
+        end
+      end
+
+      def call(data)
+        trees = @arguments.decode(data)
+        @call.call(@arguments.values(trees))
+      rescue *FINDINGS => e
+        report(trees, e) unless trees.nil? || @expected.call(e)
+        raise
+      end
+
+      private
+
+      def report(trees, error)
+        shrunk, calls = @arguments.shrink(trees, seconds: @shrink_seconds.call) do |candidate|
+          raises?(candidate, error)
+        end
+        text = @arguments.dump(shrunk)
+        saved = @on_finding&.call(text)
+        $stderr.write("ruzzy: the arguments of this finding, shrunk in #{calls} calls" \
+                      "#{saved ? " (saved as #{saved})" : ""}:\n#{text}")
+      rescue StandardError => e
+        $stderr.write("ruzzy: could not shrink or save the arguments of this finding: #{e.class}: #{e.message}\n")
+      end
+
+      def raises?(trees, error)
+        @call.call(@arguments.values(trees))
+        false
+      rescue *FINDINGS => e
+        e.instance_of?(error.class) && !@expected.call(e)
+      end
+    end
+  end
+end
