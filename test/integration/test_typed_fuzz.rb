@@ -41,6 +41,17 @@ class TestTypedFuzz < Minitest::Test
     end
   end
 
+  # docs/typed-fuzz-tests.md's first step: net-ldap writes "(cn=)" and
+  # cannot read it back.
+  def test_the_ldap_example_finds_a_filter_net_ldap_cannot_read_back
+    in_tmpdir do |dir|
+      result = ruzzy(File.join(EXAMPLES, "typed", "ldap_filter.rb"), "-seed=1", "-runs=1000", chdir: dir)
+      assert_exit 77, result
+      assert_match(/shrunk in \d+ calls:\nruzzy fuzz v1\n"cn"\n""\n/, result.stderr)
+      assert_match(/Net::LDAP::FilterSyntaxInvalidError: Invalid filter syntax/, result.stderr)
+    end
+  end
+
   def test_typed_targets_say_what_is_wrong_with_their_arguments
     in_tmpdir do |dir|
       {

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "strscan"
 require_relative "../error"
 
 module Ruzzy
@@ -43,6 +42,9 @@ module Ruzzy
       # The literals of the file +text+, each with its line number; +path+
       # names the file in errors.
       def parse_file(text, path)
+        # Loaded here, not with ruzzy: a program that never loads
+        # StringScanner keeps it unloaded (and unhooked).
+        require "strscan"
         lines = text.b.force_encoding(Encoding::UTF_8).lines
         unless lines.first&.chomp == HEADER
           raise RegressionFileError, "#{path}:1:1: a regression file starts with the line #{HEADER.inspect}"
