@@ -354,6 +354,24 @@ module Bench
           ["target", "plain", "--keep-going", "keep-going / plain", "groups found"], rows)
   end
 
+  TYPED_TARGETS = %w[ipaddr uri].freeze
+
+  # exec/s of typed targets (Ruzzy::Gen, with their defaults: canonical
+  # mutator, value profile) and of the same targets carving the same values
+  # from bytes with FuzzedDataProvider.
+  def typed_speed
+    rows = TYPED_TARGETS.map do |name|
+      speeds = %w[typed bytes].map do |mode|
+        output, = ruzzy(File.join(DIR, "typed", "#{name}.rb"), "-seed=1", "-max_total_time=#{SECONDS}",
+                        env: { "MODE" => mode })
+        Float(output[/stat::average_exec_per_sec:\s+(\d+)/, 1] || raise("no exec/s from #{name} (#{mode})"))
+      end
+      [name, fmt(speeds[0]), fmt(speeds[1]), "#{fmt(speeds[1] / speeds[0], 2)}x"]
+    end
+    table("Typed targets: exec/s, generators vs FuzzedDataProvider on bytes",
+          ["target", "typed", "bytes", "bytes / typed"], rows)
+  end
+
   # FuzzedDataProvider operations per second, native vs plain Ruby (a new
   # provider every four operations, as in a harness).
   def data_provider
@@ -582,8 +600,8 @@ module Bench
   end
 end
 
-SECTIONS = %w[bridge events compare_cost data_provider reached overhead overhead_fixed fixed_documents parsers
-              campaign solves detectors detector_cost detector_instructions instructions c_extensions].freeze
+SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
+              parsers campaign solves detectors detector_cost detector_instructions instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

@@ -120,8 +120,7 @@ module Ruzzy
   # start more processes like it.
   def fuzz(test_one_input, *arguments, args: nil, compare_hooks: session.compare_hooks, ignore: nil,
            mutator: nil, crossover: nil, literal_dict: session.literal_dict, detectors: session.detectors)
-    target, args, typed_mutator = Gen::TypedTarget.for_fuzz(test_one_input, arguments, args, session)
-    mutator ||= typed_mutator unless crossover
+    target, args = Gen::TypedTarget.for_fuzz(test_one_input, arguments, args, session)
     session.fuzz(target, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
   end
 

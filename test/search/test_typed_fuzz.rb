@@ -6,7 +6,7 @@ require_relative "../test_helper"
 # finds inside the generated arguments (bench/solve/typed_*.rb).
 class TestTypedFuzzSearch < Minitest::Test
   # A 16-bit port equal to a constant, a path under /etc/ and a true flag
-  # (about 20,000 inputs with seed 1).
+  # (about 40,000 inputs with seed 1).
   def test_port_path_and_flag_are_found
     in_tmpdir do |dir|
       result = ruzzy(File.join(SOLVE, "typed_request.rb"), "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)

@@ -95,7 +95,6 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_fuzz" => engine::driver::fuzz, 5;
         "_mutate" => input::custom_mutator::mutate, 2;
         "_engine" => engine::driver::engine_description, 0;
-        "_custom_mutators?" => engine::driver::custom_mutators, 0;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
         "_configure_reproduction" => findings::reproduce::configure, 6;

@@ -24,6 +24,13 @@ module Ruzzy
         @gens.map { |gen| gen.read(reader, UNLIMITED) }
       end
 
+      # The arguments of the fuzz input +data+ (the trees are not kept: the
+      # per-input path).
+      def decode_values(data)
+        reader = ByteReader.new(data)
+        @gens.map { |gen| gen.value(gen.read(reader, UNLIMITED)) }
+      end
+
       # The fuzz input whose trees are +trees+.
       def encode(trees)
         writer = ByteWriter.new

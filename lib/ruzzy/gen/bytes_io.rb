@@ -18,10 +18,18 @@ module Ruzzy
         byte
       end
 
-      # The next +width+ bytes as an unsigned little-endian integer.
+      # unpack formats of the unsigned little-endian widths.
+      FORMATS = { 1 => "C", 2 => "S<", 4 => "L<", 8 => "Q<" }.freeze
+
+      # The next +width+ (1, 2, 4 or 8) bytes as an unsigned little-endian
+      # integer.
       def unsigned(width)
+        pos = @pos
+        @pos += width
+        return @data.unpack1(FORMATS[width], offset: pos) if pos + width <= @data.bytesize
+
         value = 0
-        width.times { |shift| value |= byte << (8 * shift) }
+        width.times { |shift| value |= (@data.getbyte(pos + shift) || 0) << (8 * shift) }
         value
       end
 
@@ -47,7 +55,7 @@ module Ruzzy
       end
 
       def unsigned(value, width)
-        width.times { |shift| byte(value >> (8 * shift)) }
+        @data << [value & ((1 << (8 * width)) - 1)].pack(ByteReader::FORMATS[width])
       end
 
       def bytes(text)

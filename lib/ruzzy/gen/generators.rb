@@ -46,6 +46,7 @@ module Ruzzy
     class IntegerGen < Generator
       WIDTH = 8
       MODULUS = 1 << 64
+      SIGN = 1 << 63
       INT64 = -(1 << 63)..((1 << 63) - 1)
 
       attr_reader :min, :max
@@ -72,7 +73,7 @@ module Ruzzy
 
       def read(reader, _budget)
         raw = reader.unsigned(WIDTH)
-        signed = raw >= (1 << 63) ? raw - MODULUS : raw
+        signed = raw >= SIGN ? raw - MODULUS : raw
         signed.between?(@min, @max) ? signed : @min + (raw % span)
       end
 

@@ -26,7 +26,7 @@ module Ruzzy
           nil
         end
         args = Gen::TypedTarget.with_flags(FuzzTest.fuzz_args(definition, given, "#{definition.corpus}/."))
-        Ruzzy.fuzz(target, args:, ignore: definition.expected.to_specs, mutator: target.mutator)
+        Ruzzy.fuzz(target, args:, ignore: definition.expected.to_specs)
       end
 
       # Writes the regression file +text+ into the corpus directory, named

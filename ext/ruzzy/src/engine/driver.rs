@@ -33,12 +33,6 @@ pub fn engine_description() -> String {
     libfuzzer::get().describe()
 }
 
-/// `Ruzzy::Native._custom_mutators?`: whether custom mutators can run (the
-/// libFuzzer is ruzzy's bundled one, not a sanitizer preload).
-pub fn custom_mutators() -> bool {
-    matches!(libfuzzer::get().origin, libfuzzer::Origin::Bundled { .. })
-}
-
 /// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
 /// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
 /// read it (`to_a`, `timeout` in seconds, `runs_children?`,
@@ -68,7 +62,7 @@ pub fn fuzz(
 
     let engine = libfuzzer::get();
     let customised = !mutator.is_nil() || !crossover.is_nil();
-    if customised && !custom_mutators() {
+    if customised && matches!(engine.origin, libfuzzer::Origin::Preloaded { .. }) {
         STARTED.store(false, Ordering::SeqCst);
         return Err(tagged(
             ruby,
