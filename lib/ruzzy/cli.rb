@@ -12,6 +12,7 @@ require_relative "cli/oss_fuzz"
 require_relative "cli/build_ext"
 require_relative "cli/cov"
 require_relative "cli/findings"
+require_relative "cli/fuzz_test_commands"
 require_relative "campaign/supervisor"
 require_relative "detectors"
 require "rbconfig"
@@ -32,6 +33,7 @@ module Ruzzy
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
+             ruzzy [OPTIONS] convert TEST_FILE NAME INPUT... [--out=DIR]
              ruzzy ci [--seconds=N] [PATH...]
              ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--sanitizer=NAME]
              ruzzy build-ext GEM_OR_DIR [--install-dir=DIR] [--sanitizer=NAME] [-O LEVEL]
@@ -44,6 +46,9 @@ module Ruzzy
       ruzzy's bundled C extension under AddressSanitizer (an installation check).
       `ruzzy run-test` fuzzes one fuzz_test of a Minitest or RSpec file, writing
       into its corpus directory; `ruzzy ci` fuzzes all of them (ruzzy ci --help).
+      `ruzzy convert` turns inputs of a typed fuzz test from bytes into
+      `ruzzy fuzz v1` files and back, written into --out (default: the
+      test's corpus directory).
 
       Options (before HARNESS.rb):
         --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
@@ -90,6 +95,8 @@ module Ruzzy
     # Raised for a command line ruzzy cannot act on.
     UsageError = CommandOptions::UsageError
 
+    include FuzzTestCommands
+
     # +program+ is the path of the `ruzzy` executable, used to re-execute
     # the command with a sanitizer preloaded.
     def initialize(argv, out: $stdout, err: $stderr, program: $PROGRAM_NAME)
@@ -118,6 +125,7 @@ module Ruzzy
       preload_sanitizer if @sanitizer
       return run_dummy(harness_args) if subcommand?(harness, "dummy")
       return run_test(harness_args) if subcommand?(harness, "run-test")
+      return run_convert(harness_args) if subcommand?(harness, "convert")
 
       run_harness(harness, harness_args)
     rescue UsageError, Ruzzy::Error => e
@@ -209,14 +217,6 @@ module Ruzzy
       words = words.reject { |word| word == "--" || word == "--keep-going" || word.start_with?("--findings=") }
       words.each_index.reject { |index| words[index] == "--findings" || words[index - 1] == "--findings" }
            .map { |index| words[index] }
-    end
-
-    def run_test(args)
-      file, name, *flags = args
-      raise UsageError, "run-test needs a test file and the name of a fuzz test" unless file && name
-
-      ENV[FuzzTest::ENV_FUZZ] = name
-      run_harness(file, flags)
     end
 
     # Re-executes this command with the sanitizer preload in LD_PRELOAD,

@@ -113,7 +113,27 @@ class TestTypedFuzz < Minitest::Test
       replayed = ruzzy("run-test", "test/router_test.rb", "routes any request", finding, chdir: dir)
       assert_exit 77, replayed
       assert_match(/ArgumentError: secret route/, replayed.stderr)
+      assert_converts_both_ways(dir, Dir[File.join(corpus, ".crash-*")].first)
     end
+  end
+
+  # `ruzzy convert`: libFuzzer's raw crash file as a regression file (its
+  # values unshrunk), and that file back as the same bytes' values.
+  def assert_converts_both_ways(dir, raw)
+    out = File.join(dir, "converted")
+    to_text = ruzzy("convert", "test/router_test.rb", "routes any request", raw, "--out=#{out}", chdir: dir)
+    assert_exit 0, to_text
+    text = to_text.stdout[/-> (.*input-\h{16})$/, 1]
+    refute_nil text, to_text.stdout
+    assert_match(%r{\Aruzzy fuzz v1\n8080\n"/etc/.*"\ntrue\n\z}, File.read(text))
+    back = ruzzy("convert", "test/router_test.rb", "routes any request", text, "--out=#{out}/bytes", chdir: dir)
+    assert_exit 0, back
+    again = ruzzy("convert", "test/router_test.rb", "routes any request", back.stdout[/-> (.*)$/, 1],
+                  "--out=#{out}/again", chdir: dir)
+    assert_equal File.read(text), File.read(again.stdout[/-> (.*)$/, 1])
+    untyped = ruzzy("convert", "test/router_test.rb", "nope", raw, chdir: dir)
+    assert_exit 2, untyped
+    assert_match(/no fuzz test named "nope"/, untyped.stderr)
   end
 
   def test_hand_written_regression_files_replay_and_bad_ones_say_where

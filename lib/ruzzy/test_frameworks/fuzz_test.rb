@@ -19,6 +19,8 @@ module Ruzzy
   #   new corpus entries and crash files are written into the directory, so
   #   the next ordinary run replays them.
   # list (`ruzzy ci`):: the test file only announces its fuzz tests.
+  # convert (`ruzzy convert FILE NAME INPUT...`):: a typed test's inputs
+  #   are turned from bytes into regression files and back.
   module FuzzTest
     # A fuzz test's definition.
     Definition = Struct.new(:name, :file, :corpus, :expected, :arguments, :block, keyword_init: true) do
@@ -33,6 +35,9 @@ module Ruzzy
 
     ENV_FUZZ = "RUZZY_FUZZ"
     ENV_LIST = "RUZZY_FUZZ_LIST"
+    # `ruzzy convert`: where converted inputs go ("." for the corpus
+    # directory).
+    ENV_CONVERT = "RUZZY_FUZZ_CONVERT"
 
     module_function
 
@@ -55,9 +60,10 @@ module Ruzzy
                      expected: ExpectedExceptions.new(ignore), arguments:, block:)
     end
 
-    # :replay, :fuzz or :list.
+    # :replay, :fuzz, :convert or :list.
     def mode
       return :list if ENV[ENV_LIST] == "1"
+      return :convert if ENV.fetch(ENV_CONVERT, "") != "" && ENV.fetch(ENV_FUZZ, "") != ""
       return :fuzz if ENV.fetch(ENV_FUZZ, "") != ""
 
       :replay
@@ -159,6 +165,7 @@ module Ruzzy
       case mode
       when :list then announce(definition)
       when :fuzz then fuzz!(definition, receiver.call) if selected?(definition)
+      when :convert then TypedFuzzTest.convert!(definition, ENV.fetch(ENV_CONVERT)) if selected?(definition)
       else replay_cases(definition).each { |path| yield definition, path }
       end
       nil

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "digest/sha1"
+require "fileutils"
 require "tmpdir"
 require_relative "../gen"
 
@@ -27,6 +28,37 @@ module Ruzzy
         end
         args = Gen::TypedTarget.with_flags(FuzzTest.fuzz_args(definition, given, "#{definition.corpus}/."))
         Ruzzy.fuzz(target, args:, ignore: definition.expected.to_specs)
+      end
+
+      # `ruzzy convert`: each input file on the command line (ARGV) in the
+      # other form, into +out+ ("." for the corpus directory): a regression
+      # file as the bytes that decode to its values (named after their
+      # SHA-1, as libFuzzer names corpus files), any other file as a
+      # regression file (named after its text's SHA-1). Prints each path
+      # written, then ends the process (the test framework runs nothing).
+      def convert!(definition, out)
+        unless definition.arguments
+          raise ArgumentError, "fuzz test #{definition.name.inspect} is not typed: its inputs are bytes already"
+        end
+
+        out = definition.corpus if out == "."
+        FileUtils.mkdir_p(out)
+        ARGV.each { |path| $stdout.puts "#{path} -> #{convert_file(definition.arguments, path, out)}" }
+        $stdout.flush
+        exit!(0)
+      end
+
+      def convert_file(arguments, path, out)
+        raise ArgumentError, "no such input file: #{path}" unless File.file?(path)
+
+        trees = arguments.read_file(path)
+        if Gen::Literal.file?(File.binread(path))
+          bytes = arguments.encode(trees)
+          File.join(out, Digest::SHA1.hexdigest(bytes)).tap { |target| File.binwrite(target, bytes) }
+        else
+          text = arguments.dump(trees)
+          File.join(out, "input-#{Digest::SHA1.hexdigest(text)[0, 16]}").tap { |target| File.write(target, text) }
+        end
       end
 
       # Writes the regression file +text+ into the corpus directory, named
