@@ -148,6 +148,21 @@ class TestGen < Minitest::Test
     end
   end
 
+  # Data (Ruby 3.2 and later) by keywords; every member needs a generator.
+  if defined?(Data)
+    Size = Data.define(:width, :height)
+
+    def test_data_classes_are_built_and_written_by_name
+      arguments = G::Arguments.new([G.struct(Size, width: G.integer(1..9), height: G.integer(1..9))], "t")
+      value = arguments.values(arguments.decode("\x05\0\0\0\0\0\0\0\x07".b)).first
+      assert_equal Size.new(width: 5, height: 7), value
+      assert_equal "ruzzy fuzz v1\nTestGen::Size.new(width: 5, height: 7)\n",
+                   arguments.dump(arguments.decode("\x05\0\0\0\0\0\0\0\x07".b))
+      error = assert_raises(ArgumentError) { G.struct(Size, width: G.integer) }
+      assert_match(/TestGen::Size needs a generator for height/, error.message)
+    end
+  end
+
   def test_shrinking_finds_small_values_that_still_fail
     arguments = G::Arguments.new([G.integer, G.string, G.array(G.integer(0..1000))], "t")
     trees = [123_456_789, "xxxxxxxx/etc/passwd-and-more", [5, 999, 700, 3, 12]]
