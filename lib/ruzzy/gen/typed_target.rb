@@ -41,7 +41,7 @@ module Ruzzy
                                          "Ruzzy::Gen generators, got #{arguments.map(&:inspect).join(", ")}"
           end
 
-          return [target, args || arguments.first || DEFAULT_ARGS]
+          return [target, arguments.empty? ? args || DEFAULT_ARGS : arguments.first]
         end
 
         typed = typed(target, Arguments.new(arguments, "Ruzzy.fuzz"), session)
