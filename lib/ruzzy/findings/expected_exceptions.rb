@@ -17,6 +17,11 @@ module Ruzzy
   class ExpectedExceptions
     Entry = Struct.new(:klass, :pattern)
 
+    # What Ruby code of ruzzy's own (a fuzz test's replay, a typed target's
+    # shrinking) treats as a target's finding when it rescues: any
+    # exception but those that stop Ruby (Interrupt, SystemExit, signals).
+    FINDINGS = [StandardError, ScriptError, SystemStackError, NoMemoryError].freeze
+
     # Parses one --ignore value: "Name" or "Name:/regexp/".
     def self.from_command_line(text)
       name, pattern = text.split(":/", 2)

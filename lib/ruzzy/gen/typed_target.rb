@@ -2,6 +2,7 @@
 
 require_relative "arguments"
 require_relative "../engine/libfuzzer_args"
+require_relative "../findings/expected_exceptions"
 
 module Ruzzy
   module Gen
@@ -13,10 +14,6 @@ module Ruzzy
     # them), then the original exception goes on to be the finding, so the
     # crash file libFuzzer writes reproduces it.
     class TypedTarget
-      # What a finding is, as in FuzzTest's replay: any exception but the
-      # ones that stop Ruby (Interrupt, SystemExit, signals).
-      FINDINGS = [StandardError, ScriptError, SystemStackError, NoMemoryError].freeze
-
       # libFuzzer flags typed targets default to: value profile, which keeps
       # inputs whose compared values came closer (a typed input is mostly
       # values that the target compares). A list element and its first
@@ -85,7 +82,7 @@ module Ruzzy
       def call(data)
         result = @call.call(@arguments.decode_values(data))
         result if result.is_a?(Integer)
-      rescue *FINDINGS => e
+      rescue *ExpectedExceptions::FINDINGS => e
         report(@arguments.decode(data), e) unless @expected.call(e)
         raise
       end
@@ -107,7 +104,7 @@ module Ruzzy
       def raises?(trees, error)
         @call.call(@arguments.values(trees))
         false
-      rescue *FINDINGS => e
+      rescue *ExpectedExceptions::FINDINGS => e
         e.instance_of?(error.class) && !@expected.call(e)
       end
     end

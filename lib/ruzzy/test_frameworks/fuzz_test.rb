@@ -99,7 +99,7 @@ module Ruzzy
       receiver.instance_exec(*replay_arguments(definition, path), &definition.block)
     rescue RegressionFileError
       raise
-    rescue StandardError, ScriptError, SystemStackError, NoMemoryError => e
+    rescue *ExpectedExceptions::FINDINGS => e
       return if definition.expected.include?(e)
 
       failure = InputFailure.new("fuzz input #{path || "(empty input)"}: #{e.class}: #{e.message}")
