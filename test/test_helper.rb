@@ -63,6 +63,12 @@ module RuzzyTestHelper
     run_command(RbConfig.ruby, *args, chdir:, env:)
   end
 
+  # Fuzzes bench/solve/NAME.rb in +dir+ with seed 1 for at most +inputs+
+  # inputs (ruzzy's +flags+ before it); returns the result.
+  def solve(dir, name, inputs, *flags, env: {})
+    ruzzy(*flags, File.join(SOLVE, "#{name}.rb"), "-seed=1", "-runs=#{inputs}", chdir: dir, env:)
+  end
+
   # Writes a harness that requires ruzzy and runs +body+; returns its path.
   def write_harness(dir, body, name: "harness.rb")
     path = File.join(dir, name)

@@ -28,7 +28,7 @@ class TestTypedFuzz < Minitest::Test
 
   def test_a_typed_finding_is_shrunk_and_printed_as_a_regression_file
     in_tmpdir do |dir|
-      result = ruzzy(File.join(SOLVE, "typed_request.rb"), "-seed=1", "-runs=#{runs(3_000_000)}", chdir: dir)
+      result = solve(dir, "typed_request", runs(3_000_000))
       assert_exit 77, result
       assert_match(%r{ruzzy: the arguments of this finding, shrunk in \d+ calls:\nruzzy fuzz v1\n8080\n"/etc/"\ntrue\n},
                    result.stderr)

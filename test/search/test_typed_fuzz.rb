@@ -9,7 +9,7 @@ class TestTypedFuzzSearch < Minitest::Test
   # (about 40,000 inputs with seed 1).
   def test_port_path_and_flag_are_found
     in_tmpdir do |dir|
-      result = ruzzy(File.join(SOLVE, "typed_request.rb"), "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      result = solve(dir, "typed_request", runs(2_000_000))
       assert_exit 77, result
       assert_match(%r{RuntimeError: reached /etc/ on port 8080}, result.stderr)
     end
@@ -20,24 +20,10 @@ class TestTypedFuzzSearch < Minitest::Test
   # typed targets default to).
   def test_list_with_a_magic_first_element_and_member_is_found
     in_tmpdir do |dir|
-      result = ruzzy(File.join(SOLVE, "typed_list.rb"), "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
+      result = solve(dir, "typed_list", runs(2_000_000))
       assert_exit 77, result
       assert_match(/RuntimeError: magic list/, result.stderr)
       assert_match(/ruzzy fuzz v1\n\[2125315823, 31337\]\n/, result.stderr)
-    end
-  end
-
-  # The array compare hooks: a member of an Array of computed Integers
-  # (about 1,000 inputs); without the hooks, nothing.
-  def test_array_member_is_found_through_include
-    in_tmpdir do |dir|
-      found = ruzzy(File.join(SOLVE, "array_member.rb"), "-seed=1", "-runs=#{runs(500_000)}", chdir: dir)
-      assert_exit 77, found
-      assert_match(/RuntimeError: magic member/, found.stderr)
-      FileUtils.rm_f(Dir[File.join(dir, "crash-*")])
-      without = ruzzy("--no-compare-hooks", File.join(SOLVE, "array_member.rb"), "-seed=1", "-runs=200000",
-                      chdir: dir)
-      assert_exit 0, without
     end
   end
 end
