@@ -61,4 +61,45 @@ class TestCustomMutator < Minitest::Test
       assert_match(/custom mutators and crossover need ruzzy's bundled libFuzzer/, result.stderr)
     end
   end
+
+  TYPED_HARNESS = <<~'RUBY'
+    Ruzzy.fuzz(->(port, name) { raise "mine" if port == 1 && name == "mine" },
+               Ruzzy::Gen.integer(0..9), Ruzzy::Gen.string(max_length: 4)%s)
+  RUBY
+
+  # Typed targets get the structure-aware mutator (libFuzzer reports the
+  # custom hooks and names them in its mutation sequences); byte targets
+  # keep libFuzzer's own mutations.
+  def test_typed_targets_are_mutated_by_the_shape_of_their_arguments
+    in_tmpdir do |dir|
+      write_harness(dir, format(TYPED_HARNESS, ""))
+      typed = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+      assert_match(/INFO: found LLVMFuzzerCustomMutator/, typed.stderr)
+      assert_match(/MS: \d+ .*Custom-/, typed.stderr)
+      write_harness(dir, "Ruzzy.fuzz(->(data) { data.size })")
+      bytes = ruzzy("harness.rb", "-seed=1", "-runs=1000", chdir: dir)
+      assert_exit 0, bytes
+      refute_match(/LLVMFuzzerCustomMutator/, bytes.stderr)
+    end
+  end
+
+  def test_a_custom_mutator_replaces_the_structure_aware_one
+    in_tmpdir do |dir|
+      write_harness(dir, format(TYPED_HARNESS, ", mutator: ->(_d, _m, _s) { [1, 4, *\"mine\".bytes].pack(\"Q<C*\") }"))
+      result = ruzzy("harness.rb", "-seed=1", "-runs=100", chdir: dir)
+      assert_exit 77, result
+      assert_match(/RuntimeError: mine/, result.stderr)
+    end
+  end
+
+  def test_typed_inputs_are_mutated_as_bytes_with_a_preloaded_libfuzzer
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      write_harness(dir, format(TYPED_HARNESS, ""))
+      result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=1000", chdir: dir)
+      assert_exit 0, result
+      assert_match(/INFO: ruzzy: typed inputs are mutated as bytes: structure-aware mutation needs ruzzy's bundled/,
+                   result.stderr)
+    end
+  end
 end

@@ -84,7 +84,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     feedback::compare_hooks::define(ruby, ruzzy)?;
     input::fuzzed_data_provider::define(ruby, ruzzy)?;
     detectors::guidance::define(ruzzy)?;
-    define_natives(ruzzy.define_module("Native")?)
+    let native = ruzzy.define_module("Native")?;
+    input::structured::define(ruby, native)?;
+    define_natives(native)
 }
 
 /// The plumbing behind the Ruby code (`Ruzzy::Native._NAME`), out of the
@@ -92,7 +94,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
 /// `RUZZY_TEST_PROBES=1`.
 fn define_natives(native: magnus::RModule) -> Result<(), Error> {
     module_functions!(native, {
-        "_fuzz" => engine::driver::fuzz, 5;
+        "_fuzz" => engine::driver::fuzz, 6;
         "_mutate" => input::custom_mutator::mutate, 2;
         "_engine" => engine::driver::engine_description, 0;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
@@ -132,6 +134,8 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
             "_probe_iseq" => coverage::layout_probe::probe_iseq, 1;
             "_probe_caller" => coverage::layout_probe::probe_caller, 0;
             "_probe_regexp_model" => feedback::compare_hooks::regexp::probe_model, 3;
+            "_probe_structure_layout" => input::structured::probe_layout, 2;
+            "_probe_structure_mutate" => input::structured::probe_mutate, 4;
         });
     }
     Ok(())

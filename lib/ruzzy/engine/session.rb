@@ -176,8 +176,11 @@ module Ruzzy
 
     private
 
+    # A typed target's inputs are mutated by the shape of its arguments
+    # (unless a custom mutator is given).
     def run_driver(target, args, mutator, crossover)
-      status = Ruzzy::Native._fuzz(target, args, !@expected.empty?, mutator, crossover)
+      schema = target.arguments.schema if target.is_a?(Gen::TypedTarget)
+      status = Ruzzy::Native._fuzz(target, args, !@expected.empty?, mutator, crossover, schema)
       # The driver returns only in modes that do not fuzz in this process
       # (-help=1, -jobs/-workers); a failed job ends the process the same
       # way a finding does.

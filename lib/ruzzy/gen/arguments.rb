@@ -2,6 +2,7 @@
 
 require_relative "generators"
 require_relative "literal"
+require_relative "schema"
 
 module Ruzzy
   module Gen
@@ -37,6 +38,10 @@ module Ruzzy
         @gens.each_with_index { |gen, index| gen.write(trees[index], writer, UNLIMITED) }
         writer.data
       end
+
+      # The generators described for the native structure-aware mutator
+      # (Schema.of).
+      def schema = Schema.of(@gens)
 
       # The arguments the target gets.
       def values(trees) = @gens.each_with_index.map { |gen, index| gen.value(trees[index]) }

@@ -11,6 +11,9 @@ module Ruzzy
         @pos = 0
       end
 
+      # How many bytes it has read (past the end included).
+      def position = @pos
+
       # The next byte (0 past the end).
       def byte
         byte = @data.getbyte(@pos) || 0

@@ -16,6 +16,7 @@ module Ruzzy
 
       def read(reader, budget) = @pairs.read(reader, budget)
       def write(tree, writer, budget) = @pairs.write(tree, writer, budget)
+      def describe(schema) = @pairs.describe(schema)
       def value(tree) = tree.to_h { |key, value| [@key.value(key), @value.value(value)] }
       def literal(tree) = tree.to_h { |key, value| [@key.literal(key), @value.literal(value)] }
       def recursive? = @pairs.recursive?
@@ -35,6 +36,7 @@ module Ruzzy
 
       def read(reader, budget) = @gens.map { |gen| gen.read(reader, budget) }
       def write(tree, writer, budget) = @gens.each_with_index { |gen, index| gen.write(tree[index], writer, budget) }
+      def describe(schema) = schema.node(:sequence, *@gens.map { |gen| schema.id(gen) })
       def recursive? = @gens.any?(&:recursive?)
       def ends? = @gens.all?(&:ends?)
 
@@ -84,6 +86,8 @@ module Ruzzy
           gen.write(tree[index], writer, budget)
         end
       end
+
+      def describe(schema) = schema.node(:sequence, *@fields.each_value.map { |gen| schema.id(gen) })
 
       # A Struct by position (members without a generator are nil), so that
       # one without keyword_init works on every Ruby; a Data or keyword_init
@@ -137,6 +141,7 @@ module Ruzzy
 
       def read(reader, _budget) = reader.unsigned(@width) % @values.size
       def write(tree, writer, _budget) = writer.unsigned(tree, @width)
+      def describe(schema) = schema.node(:fixed, @width)
       def value(tree) = @values[tree]
       def literal(tree) = Literal.literal?(@values[tree]) ? @values[tree] : tree
       def tree(literal) = @values.index { |value| value.eql?(literal) } || (literal if index?(literal))
@@ -165,6 +170,7 @@ module Ruzzy
 
       def read(reader, budget) = @gen.read(reader, budget)
       def write(tree, writer, budget) = @gen.write(tree, writer, budget)
+      def describe(schema) = @gen.describe(schema)
       def value(tree) = @block.call(@gen.value(tree))
       def literal(tree) = @gen.literal(tree)
       def tree(literal) = @gen.tree(literal)
@@ -188,6 +194,7 @@ module Ruzzy
 
         def read(reader, budget) = @owner.inner.read(reader, budget - 1)
         def write(tree, writer, budget) = @owner.inner.write(tree, writer, budget - 1)
+        def describe(schema) = schema.node(:ref, schema.id(@owner))
         def value(tree) = @owner.inner.value(tree)
         def literal(tree) = @owner.inner.literal(tree)
         def tree(literal) = @owner.inner.tree(literal)
@@ -217,6 +224,7 @@ module Ruzzy
         super()
       end
 
+      def describe(schema) = schema.node(:recursive, @max_depth, schema.id(@inner))
       def read(reader, _budget) = @inner.read(reader, @max_depth)
       def write(tree, writer, _budget) = @inner.write(tree, writer, @max_depth)
       def value(tree) = @inner.value(tree)

@@ -19,7 +19,8 @@ module Ruzzy
     # Invariants: read never fails and gives a tree inside the generator's
     # contract (range, length, valid encoding) for any bytes;
     # read(write(tree)) gives the same tree; shrinks only gives trees inside
-    # the contract.
+    # the contract. Each also describes its byte rules for the native
+    # structure-aware mutator (describe, see Schema).
     class Generator
       def value(tree) = tree
       def literal(tree) = tree
@@ -81,6 +82,7 @@ module Ruzzy
         writer.unsigned(INT64.cover?(tree) ? tree % MODULUS : tree - @min, WIDTH)
       end
 
+      def describe(schema) = schema.node(:fixed, WIDTH)
       def accepts?(literal) = literal.is_a?(Integer) && literal.between?(@min, @max)
 
       def shrinks(tree)
@@ -130,6 +132,8 @@ module Ruzzy
         writer.unsigned([tree].pack("E").unpack1("Q<"), 8)
       end
 
+      def describe(schema) = schema.node(:fixed, 8)
+
       def accepts?(literal)
         return false unless literal.is_a?(Float)
         return @range.cover?(literal) if @range
@@ -159,6 +163,7 @@ module Ruzzy
     class BooleanGen < Generator
       def read(reader, _budget) = reader.byte.odd?
       def write(tree, writer, _budget) = writer.byte(tree ? 1 : 0)
+      def describe(schema) = schema.node(:fixed, 1)
       def accepts?(literal) = [true, false].include?(literal)
       def shrinks(tree) = tree ? [false] : []
     end
@@ -188,6 +193,7 @@ module Ruzzy
         writer.bytes(tree)
       end
 
+      def describe(schema) = schema.node(:bytes, @width, @max_length)
       def value(tree) = tree.dup
       def accepts?(literal) = literal.is_a?(String) && literal.bytesize <= @max_length
       def tree(literal) = (literal.b if accepts?(literal))
@@ -227,6 +233,7 @@ module Ruzzy
       end
 
       def write(tree, writer, budget) = @bytes.write(tree, writer, budget)
+      def describe(schema) = @bytes.describe(schema)
       def value(tree) = tree.dup
 
       def tree(literal)
@@ -249,6 +256,7 @@ module Ruzzy
 
       def read(reader, budget) = @string.read(reader, budget).to_sym
       def write(tree, writer, budget) = @string.write(tree.to_s, writer, budget)
+      def describe(schema) = @string.describe(schema)
       def accepts?(literal) = literal.is_a?(Symbol) && @string.accepts?(literal.to_s)
       def shrinks(tree) = @string.shrinks(tree.to_s).map(&:to_sym)
     end
@@ -263,6 +271,7 @@ module Ruzzy
 
       def read(_reader, _budget) = 0
       def write(_tree, _writer, _budget) = nil
+      def describe(schema) = schema.node(:fixed, 0)
       def value(_tree) = @value
       def literal(_tree) = @literal
       # (Float::NAN is not eql? to itself, but is the same object.)
@@ -296,6 +305,10 @@ module Ruzzy
         choices = budget.positive? || @ending.empty? ? @gens.each_index.to_a : @ending
         writer.byte(choices.index(index) || 0)
         @gens[index].write(inner, writer, budget)
+      end
+
+      def describe(schema)
+        schema.node(:choice, *@gens.flat_map { |gen| [schema.id(gen), gen.recursive? ? 0 : 1] })
       end
 
       def value(tree) = @gens[tree[0]].value(tree[1])
@@ -343,6 +356,10 @@ module Ruzzy
       def write(tree, writer, budget)
         writer.byte(tree.size)
         tree.each { |item| @element.write(item, writer, budget) }
+      end
+
+      def describe(schema)
+        schema.node(:array, @max_length, schema.id(@element), @element.recursive? ? 1 : 0)
       end
 
       def value(tree) = tree.map { |item| @element.value(item) }

@@ -18,7 +18,7 @@
 use crate::coverage::hook;
 use crate::engine::{callback, libfuzzer, signals, target_state, value_profile_gate};
 use crate::error::tagged;
-use crate::input::custom_mutator;
+use crate::input::{custom_mutator, structured};
 use magnus::{
     rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
 };
@@ -33,7 +33,9 @@ pub fn engine_description() -> String {
     libfuzzer::get().describe()
 }
 
-/// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover)`: `args` is a
+/// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover, schema)`:
+/// `schema` describes a typed target's generators (nil for a byte
+/// target), for the structure-aware mutator; `args` is a
 /// `Ruzzy::LibFuzzerArgs`, libFuzzer's argument list as Ruby validated and
 /// read it (`to_a`, `timeout` in seconds, `runs_children?`,
 /// `value_profile?`). Returns
@@ -46,6 +48,7 @@ pub fn fuzz(
     ignoring: bool,
     mutator: Value,
     crossover: Value,
+    schema: Value,
 ) -> Result<i64, Error> {
     let argv = c_strings(ruby, args.funcall("to_a", ())?)?;
     let timeout: u64 = args.funcall("timeout", ())?;
@@ -71,6 +74,20 @@ pub fn fuzz(
              with a preloaded libFuzzer (a sanitizer preload)"
                 .to_owned(),
         ));
+    }
+    if matches!(engine.origin, libfuzzer::Origin::Preloaded { .. }) {
+        if !schema.is_nil() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "INFO: ruzzy: typed inputs are mutated as bytes: structure-aware mutation needs \
+                 ruzzy's bundled libFuzzer, not a preloaded one"
+            );
+        }
+    } else if mutator.is_nil() {
+        if let Err(error) = structured::register(ruby, schema) {
+            STARTED.store(false, Ordering::SeqCst);
+            return Err(error);
+        }
     }
     custom_mutator::register(mutator.as_raw(), crossover.as_raw());
     callback::install_target(target.as_raw(), ignoring);

@@ -51,12 +51,22 @@ fn is_set(slot: &AtomicUsize) -> bool {
 
 #[no_mangle]
 pub extern "C" fn ruzzy_wants_custom_mutator() -> c_int {
-    c_int::from(is_set(&MUTATOR))
+    c_int::from(is_set(&MUTATOR) || super::structured::active())
 }
 
 #[no_mangle]
 pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
-    c_int::from(is_set(&CROSSOVER))
+    c_int::from(is_set(&CROSSOVER) || super::structured::active())
+}
+
+/// libFuzzer's own mutation of the `size` bytes in `buffer` (at most
+/// `max_size`, which `buffer` has room for), for the structured mutator's
+/// leaves.
+fn libfuzzer_mutate(buffer: &mut [u8], size: usize, max_size: usize) -> usize {
+    debug_assert!(size <= max_size && max_size <= buffer.len() && max_size > 0);
+    // SAFETY: `buffer` holds `max_size` bytes; called only from inside
+    // libFuzzer's custom mutator hook, while the driver runs.
+    unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size) }
 }
 
 /// Calls `callable.call(*args)`, with the arguments `build` makes, and
@@ -109,6 +119,11 @@ pub extern "C" fn ruzzy_custom_mutator(
     seed: u32,
 ) -> usize {
     if !is_set(&MUTATOR) {
+        if let Some(size) =
+            super::structured::mutate(data, size, max_size, seed, &mut libfuzzer_mutate)
+        {
+            return size;
+        }
         // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
         return unsafe { LLVMFuzzerMutate(data, size, max_size) };
     }
@@ -133,7 +148,13 @@ pub extern "C" fn ruzzy_custom_crossover(
     seed: u32,
 ) -> usize {
     if !is_set(&CROSSOVER) {
-        return 0;
+        return super::structured::crossover(
+            bytes(data1, size1),
+            bytes(data2, size2),
+            out,
+            max_out_size,
+            seed,
+        );
     }
     let args = |ruby: &rb::Protected| {
         [

@@ -1,6 +1,7 @@
 //! Structured inputs: the fuzzed data provider ([`fuzzed_data_provider`],
-//! the Ruby binding over the plain-Rust rules of [`data_provider`]) and
-//! custom mutators written in Ruby ([`custom_mutator`]).
+//! the Ruby binding over the plain-Rust rules of [`data_provider`]),
+//! custom mutators written in Ruby ([`custom_mutator`]) and the
+//! structure-aware mutator of typed targets ([`structured`]).
 //!
 //! Uses [`crate::rb`] and [`crate::error`]; a custom mutator that fails is
 //! reported through [`crate::findings`].
@@ -8,3 +9,4 @@
 pub mod custom_mutator;
 pub mod data_provider;
 pub mod fuzzed_data_provider;
+pub mod structured;
