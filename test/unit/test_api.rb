@@ -73,11 +73,11 @@ class TestApi < Minitest::Test
   # The native entry point never hands libFuzzer an argument it would
   # truncate, however it is called (Ruzzy.fuzz has checked them already).
   def test_native_entry_point_rejects_what_libfuzzer_cannot_take
-    fuzz = ->(words) { Ruzzy::Native._fuzz(->(_) {}, Ruzzy::LibFuzzerArgs.new(words), false, nil, nil) }
+    fuzz = ->(words) { Ruzzy::Native._fuzz(->(_) {}, Ruzzy::LibFuzzerArgs.new(words), false, nil, nil, nil) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call([]) }
     assert_raises(Ruzzy::InvalidArgumentsError) { fuzz.call(["a\0b"]) }
     assert_raises(TypeError) { fuzz.call(["prog", 1]) }
-    assert_raises(NoMethodError) { Ruzzy::Native._fuzz(->(_) {}, ["prog"], false, nil, nil) }
+    assert_raises(NoMethodError) { Ruzzy::Native._fuzz(->(_) {}, ["prog"], false, nil, nil, nil) }
   end
 
   def test_default_flags_unless_the_user_chose

@@ -18,8 +18,6 @@ module Ruzzy
       # inputs whose compared values came closer (a typed input is mostly
       # values that the target compares). A list element and its first
       # element both magic: about 1 s with it, often over 40 s without.
-      # (Rewriting each mutation in canonical form, with a custom mutator,
-      # solved nothing faster and cost a third of the speed.)
       FLAGS = ["-use_value_profile=1"].freeze
 
       # Longest a finding's shrinking takes, and at most half of
