@@ -117,6 +117,32 @@ class TestTypedFuzz < Minitest::Test
     end
   end
 
+  # `ruzzy ci` goes on after each finding: a typed fuzz test still shrinks
+  # and saves each bug once, as a regression file (a failed assertion too),
+  # and ci copies no raw crash input beside it, so the next ordinary run
+  # fails once per bug.
+  def test_ci_saves_each_typed_bug_once_as_a_regression_file
+    in_tmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "test"))
+      File.write(File.join(dir, "test", "router_test.rb"), TYPED_TEST)
+      result = ruzzy("ci", "--seconds=600", "test/router_test.rb", "--", "-seed=1", "-runs=#{runs(300_000)}",
+                     chdir: dir)
+      assert_exit 77, result
+      assert_match(/FOUND  builds routes .*: 1 bug\(s\), \d\d+ finding\(s\)/, result.stdout)
+      saved = %w[routes_any_request builds_routes].to_h do |slug|
+        corpus = File.join(dir, "test", "fuzz", slug)
+        assert_empty Dir[File.join(corpus, "crash-*")], slug
+        findings = Dir[File.join(corpus, "finding-*")]
+        assert_equal 1, findings.size, "#{slug}: #{result.stdout}"
+        [slug, File.read(findings.first)]
+      end
+      assert_equal "ruzzy fuzz v1\n8080\n\"/etc/\"\ntrue\n", saved["routes_any_request"]
+      assert_equal "ruzzy fuzz v1\nRoute.new(port: 0, path: \"/forbidden\")\n", saved["builds_routes"]
+      after = ruby("test/router_test.rb", chdir: dir)
+      assert_match(/ 1 failures, 1 errors/, after.stdout)
+    end
+  end
+
   # `ruzzy convert`: libFuzzer's raw crash file as a regression file (its
   # values unshrunk), and that file back as the same bytes' values.
   def assert_converts_both_ways(dir, raw)

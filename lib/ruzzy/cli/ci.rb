@@ -19,7 +19,9 @@ module Ruzzy
   # -max_total_time=N`: every finding recorded, grouped, fuzzing goes on),
   # writing new corpus entries into its corpus directory, the smallest input
   # of each group there too (as crash-<sha1>, so the ordinary test run
-  # replays it), and its output to LOG_DIR/<slug>.log. With
+  # replays it; a typed fuzz test saves its exceptions itself, as regression
+  # files, so only its other findings are copied), and its output to
+  # LOG_DIR/<slug>.log. With
   # --stop-at-first, the first finding ends the test's run. `lib/` is on
   # the load path, as with `rake test`.
   class CI
@@ -34,7 +36,9 @@ module Ruzzy
       Exit status: #{EXIT_OK} when nothing was found, #{EXIT_FINDING} when a fuzz test found a bug,
       #{EXIT_HARNESS_ERROR} when a fuzz test could not run.
     TEXT
-    Test = Struct.new(:name, :file)
+    Test = Struct.new(:name, :file, :form) do
+      def typed? = form == "typed"
+    end
     Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after, :groups)
 
     def initialize(argv, out:, err:, program:)
@@ -116,15 +120,18 @@ module Ruzzy
                  *@flags]
       output, status = Open3.capture2e(environment, *command)
       File.write(log, output)
-      groups = @keep_going ? keep_as_examples(Findings::Store.new(findings).groups, corpus) : []
+      groups = @keep_going ? keep_as_examples(Findings::Store.new(findings).groups, corpus, test) : []
       Result.new(test, status.exitstatus, log, finding_of(output), output[/Test unit written to (\S+)/, 1],
                  before, count_files(corpus), groups)
     end
 
     # Copies each group's input into +corpus+ as crash-<sha1>, where the
-    # ordinary test run replays it; returns +groups+.
-    def keep_as_examples(groups, corpus)
+    # ordinary test run replays it (but for a typed test's exceptions, which
+    # it saved as regression files); returns +groups+.
+    def keep_as_examples(groups, corpus, test)
       groups.each do |group|
+        next if test.typed? && group.kind == "exception"
+
         input = File.binread(group.input_path)
         FileUtils.mkdir_p(corpus)
         File.binwrite(File.join(corpus, "crash-#{Digest::SHA1.hexdigest(input)}"), input)

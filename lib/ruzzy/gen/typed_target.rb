@@ -3,6 +3,7 @@
 require_relative "arguments"
 require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
+require_relative "../findings/identity"
 
 module Ruzzy
   module Gen
@@ -23,6 +24,14 @@ module Ruzzy
       # Longest a finding's shrinking takes, and at most half of
       # libFuzzer's -timeout (or the shrinking would become a timeout).
       SHRINK_SECONDS = 5
+
+      # Failed test assertions (Exceptions, not StandardErrors), by the
+      # name of their class, which exists when the framework is loaded.
+      ASSERTIONS = %w[Minitest::Assertion RSpec::Expectations::ExpectationNotMetError].freeze
+
+      # Innermost frames that tell two findings' bugs apart (as in
+      # Findings::Identity, whose token is built from the report text).
+      BUG_FRAMES = Findings::Identity::FRAMES
 
       attr_reader :arguments
 
@@ -72,6 +81,7 @@ module Ruzzy
         @shrink_seconds = shrink_seconds
         @on_finding = on_finding
         @call = call
+        @shrunk = {}
       end
 
       # The target's result when an Integer (-1 rejects the input), nil for
@@ -80,14 +90,27 @@ module Ruzzy
       def call(data)
         result = @call.call(@arguments.decode_values(data))
         result if result.is_a?(Integer)
-      rescue *ExpectedExceptions::FINDINGS => e
-        report(@arguments.decode(data), e) unless @expected.call(e)
+      rescue Exception => e # rubocop:disable Lint/RescueException -- test assertions are not StandardErrors
+        report(@arguments.decode(data), e) if finding?(e)
         raise
+      end
+
+      # Whether TypedTarget.assertion? holds for +error+: a failed assertion
+      # of a test framework loaded in this process.
+      def self.assertion?(error)
+        ASSERTIONS.any? { |name| Object.const_defined?(name) && error.is_a?(Object.const_get(name)) }
       end
 
       private
 
+      # Shrinks, prints and saves the arguments of the first finding of each
+      # bug (exception class and innermost frames): a campaign that goes on
+      # after a finding (`ruzzy --keep-going`, `ruzzy ci`) meets the same bug
+      # again and again.
       def report(trees, error)
+        return if @shrunk.key?(bug_of(error))
+
+        @shrunk[bug_of(error)] = true
         shrunk, calls = @arguments.shrink(trees, seconds: @shrink_seconds.call) do |candidate|
           raises?(candidate, error)
         end
@@ -99,11 +122,28 @@ module Ruzzy
         $stderr.write("ruzzy: could not shrink or save the arguments of this finding: #{e.class}: #{e.message}\n")
       end
 
+      # What makes two exceptions the same bug here: the class and the
+      # innermost frames, without line numbers.
+      def bug_of(error)
+        [error.class, (error.backtrace_locations || []).first(BUG_FRAMES).map { |frame| [frame.path, frame.label] }]
+      end
+
+      # Whether +error+'s arguments are shrunk: an exception Ruby code treats
+      # as a finding, or a failed test assertion, and not expected. (A bug
+      # detector's report is not: its finding is held natively.)
+      def finding?(error)
+        return false if @expected.call(error)
+
+        ExpectedExceptions::FINDINGS.any? { |klass| error.is_a?(klass) } || TypedTarget.assertion?(error)
+      end
+
       def raises?(trees, error)
         @call.call(@arguments.values(trees))
         false
-      rescue *ExpectedExceptions::FINDINGS => e
-        e.instance_of?(error.class) && !@expected.call(e)
+      rescue SystemExit, SignalException
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- any other exception of a candidate is not this bug
+        e.instance_of?(error.class) && finding?(e)
       end
     end
   end

@@ -143,10 +143,10 @@ module Ruzzy
       [$PROGRAM_NAME, "-artifact_prefix=#{artifact_prefix}", *given, *(replaying ? [] : [definition.corpus])]
     end
 
-    # Prints "FUZZ_TEST<TAB>name<TAB>file" for `ruzzy ci` and makes sure the
-    # test framework does not run the tests afterwards.
+    # Prints "FUZZ_TEST<TAB>name<TAB>file<TAB>typed|bytes" for `ruzzy ci`
+    # and makes sure the test framework does not run the tests afterwards.
     def announce(definition)
-      $stdout.puts "FUZZ_TEST\t#{definition.name}\t#{definition.file}"
+      $stdout.puts "FUZZ_TEST\t#{definition.name}\t#{definition.file}\t#{definition.arguments ? "typed" : "bytes"}"
       $stdout.flush
       return if @skip_tests_at_exit
 
