@@ -6,7 +6,8 @@
  * exist here. Their mere presence changes libFuzzer's behaviour (it then
  * mutates only through them and turns -len_control off), so
  * LLVMFuzzerInitialize, which libFuzzer calls right after recording those
- * addresses, erases the ones the harness did not ask for from libFuzzer's
+ * addresses, erases the ones not wanted (no Ruby mutator or crossover, and
+ * not a typed target, whose structure-aware mutator fills both) from libFuzzer's
  * table (fuzzer::EF: Initialize, CustomMutator, CustomCrossOver are its
  * first three entries, FuzzerExtFunctions.def).
  *

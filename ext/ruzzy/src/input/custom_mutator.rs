@@ -7,7 +7,9 @@
 //! `(data, max_size, seed)` and copies the String it returns back into
 //! libFuzzer's buffer (truncated to `max_size`). Crossover likewise with
 //! `(data1, data2, max_size, seed)`. Only the bundled libFuzzer is wired to
-//! these hooks; with a preloaded one `Ruzzy.fuzz` refuses them.
+//! these hooks; with a preloaded one `Ruzzy.fuzz` refuses them. Without a
+//! Ruby mutator (or crossover), a typed target's inputs go to the
+//! structure-aware one ([`super::structured`]) instead.
 //!
 //! A mutator that raises or returns something other than a String is a
 //! harness bug: it is reported and the process exits with status 2, like
