@@ -25,6 +25,13 @@ module Bench
       "bson 5.2.0" => ["pool/main/r/ruby-bson/ruby-bson_5.2.0.orig.tar.gz", "bson"]
     }.freeze
 
+    # The gems to measure: those whose name starts with one of the
+    # comma-separated BENCH_GEMS (default: all).
+    def self.selected
+      wanted = ENV.fetch("BENCH_GEMS", "").split(",").map(&:strip).reject(&:empty?)
+      wanted.empty? ? GEMS.keys : GEMS.keys.select { |name| wanted.any? { |prefix| name.start_with?(prefix) } }
+    end
+
     # Ruzzy 0.8's README's ASAN_OPTIONS (its libFuzzer would report Ruby's
     # memory as leaked after the first input otherwise).
     RUZZY_0_8_ASAN_OPTIONS = "allocator_may_return_null=1:detect_leaks=0:use_sigaltstack=0"

@@ -9,7 +9,9 @@
 # BENCH_SAFE_SECONDS (each safe detector example, default 60),
 # BENCH_SOURCES (where the c_extensions section keeps the gems' source
 # tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
-# default /var/cache/ruzzy/bench-sources), BENCH_RUZZY_0_8_HOME (a gem home
+# default /var/cache/ruzzy/bench-sources), BENCH_GEMS (the c_extensions
+# section's gems, by name prefix, comma-separated; default all),
+# BENCH_RUZZY_0_8_HOME (a gem home
 # with Trail of Bits' Ruzzy 0.8, for the comparison columns of the
 # fixed_documents and c_extensions sections).
 #
@@ -434,7 +436,7 @@ module Bench
   def c_extensions
     require_relative "c_extensions"
     rows = Dir.mktmpdir("ruzzy-bench-cext") do |work|
-      CExtensions::GEMS.keys.map { |name| c_extension_row(name, work) }
+      CExtensions.selected.map { |name| c_extension_row(name, work) }
     end
     header = ["gem", "recipe (no -O)", *LEVELS.map { |level| "build-ext -O#{level}" }, "-O2 / recipe"]
     header += ["Ruzzy 0.8, recipe", "ruzzy -O2 / Ruzzy 0.8"] if RUZZY_0_8_HOME
