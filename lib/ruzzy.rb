@@ -110,8 +110,8 @@ module Ruzzy
   # libFuzzer's mutations and returns the new input, a String of at most
   # max_size bytes; it may call Ruzzy.mutate for libFuzzer's own.
   # +crossover+ (crossover.call(data1, data2, max_size, seed)) combines two
-  # corpus inputs into a new one. Both need ruzzy's bundled libFuzzer (not a
-  # sanitizer preload).
+  # corpus inputs into a new one. Both need libFuzzer's custom mutator hooks:
+  # ruzzy's bundled libFuzzer and its sanitizer preloads have them.
   #
   # The defaults of the keywords are the session's (the ruzzy command's
   # options, then the environment's). When +args+ starts with the program

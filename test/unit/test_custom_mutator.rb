@@ -52,13 +52,39 @@ class TestCustomMutator < Minitest::Test
     assert_match(/Ruzzy\.mutate works only inside a custom mutator/, outside.stderr)
   end
 
-  def test_mutators_are_refused_with_a_preloaded_libfuzzer
+  # ruzzy's sanitizer preloads carry copies of the hooks that forward to
+  # ruzzy_ext's (lib/ruzzy/sanitizers/preload_custom_mutator.c).
+  def test_mutators_work_under_a_sanitizer_preload
     prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
     in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(->(data) { raise "got \#{data}" if data.start_with?("MUTATED") },
+                   mutator: ->(data, max_size, seed) { (seed % 50) == 7 ? "MUTATED" : Ruzzy.mutate(data, max_size) })
+      RUBY
+      result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(200_000)}", chdir: dir)
+      assert_exit 77, result
+      assert_match(/RuntimeError: got MUTATED/, result.stderr)
+    end
+  end
+
+  # A preloaded libFuzzer without ruzzy's copies of the hooks (here a stub
+  # that only has the driver entry point): mutators are refused with a
+  # message, typed inputs are mutated as bytes.
+  def test_a_foreign_preloaded_libfuzzer_has_no_custom_mutator_hooks
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "foreign.c"), "int LLVMFuzzerRunDriver(int *c, char ***v, void *f) { return 0; }\n")
+      built = system("clang", "-shared", "-fPIC", "-o", File.join(dir, "foreign.so"), File.join(dir, "foreign.c"))
+      prerequisite! built, "clang not found"
+      env = { "LD_PRELOAD" => File.join(dir, "foreign.so") }
       write_harness(dir, "Ruzzy.fuzz(->(_) {}, mutator: ->(d, m, _s) { Ruzzy.mutate(d, m) })")
-      result = ruzzy("--sanitizer=address", "harness.rb", "-runs=10", chdir: dir)
-      assert_exit 1, result
-      assert_match(/custom mutators and crossover need ruzzy's bundled libFuzzer/, result.stderr)
+      refused = ruzzy("harness.rb", "-runs=10", chdir: dir, env:)
+      assert_exit 1, refused
+      assert_match(/this preloaded libFuzzer has no custom mutator hooks/, refused.stderr)
+      write_harness(dir, format(TYPED_HARNESS, ""))
+      typed = ruzzy("harness.rb", "-runs=10", chdir: dir, env:)
+      assert_exit 0, typed
+      assert_match(/INFO: ruzzy: typed inputs are mutated as bytes: this preloaded libFuzzer has no custom/,
+                   typed.stderr)
     end
   end
 
@@ -92,14 +118,17 @@ class TestCustomMutator < Minitest::Test
     end
   end
 
-  def test_typed_inputs_are_mutated_as_bytes_with_a_preloaded_libfuzzer
+  def test_typed_inputs_are_mutated_by_structure_under_a_sanitizer_preload
     prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
     in_tmpdir do |dir|
       write_harness(dir, format(TYPED_HARNESS, ""))
-      result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=1000", chdir: dir)
-      assert_exit 0, result
-      assert_match(/INFO: ruzzy: typed inputs are mutated as bytes: structure-aware mutation needs ruzzy's bundled/,
-                   result.stderr)
+      typed = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+      assert_match(/INFO: found LLVMFuzzerCustomMutator/, typed.stderr)
+      assert_match(/MS: \d+ .*Custom-/, typed.stderr)
+      write_harness(dir, "Ruzzy.fuzz(->(data) { data.size })")
+      bytes = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=1000", chdir: dir)
+      assert_exit 0, bytes
+      refute_match(/LLVMFuzzerCustomMutator/, bytes.stderr)
     end
   end
 end

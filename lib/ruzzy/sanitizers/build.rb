@@ -39,6 +39,10 @@ module Ruzzy
     GATED_HOOKS = File.read(COMPARE_GATE).scan(/^RUZZY_GATED_HOOK1?\((\w+),/).flatten.freeze
     GATED_PREFIX = "ruzzy_libfuzzer_"
 
+    # libFuzzer's custom mutator and crossover hooks, forwarding to ruzzy_ext's
+    # (see the file).
+    CUSTOM_MUTATOR = File.expand_path("preload_custom_mutator.c", __dir__)
+
     # dummy: also build Ruzzy.dummy's extension (needs ext/dummy/dummy.c and
     # this Ruby's headers). quiet: do not print the status lines.
     def initialize(output_dir, clang: ENV.fetch("RUZZY_CLANG", "clang"), dummy: true, quiet: false)
@@ -146,6 +150,7 @@ module Ruzzy
       *others, fuzzer = rest.compact
       gated = gated_fuzzer(fuzzer)
       compile(name, "-shared", "-fPIC", "-O2", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
+              CUSTOM_MUTATOR,
               *(gated ? ["-DRUZZY_GATED_PREFIX=#{GATED_PREFIX}", COMPARE_GATE] : []),
               "-Wl,--wrap=__sanitizer_print_stack_trace", "-Wl,--wrap=__sanitizer_set_death_callback",
               "-Wl,--whole-archive", copy, *others, gated || fuzzer, "-Wl,--no-whole-archive", *LIBS)

@@ -65,22 +65,25 @@ pub fn fuzz(
 
     let engine = libfuzzer::get();
     let customised = !mutator.is_nil() || !crossover.is_nil();
-    if customised && matches!(engine.origin, libfuzzer::Origin::Preloaded { .. }) {
+    let preloaded = matches!(engine.origin, libfuzzer::Origin::Preloaded { .. });
+    let hooks = !preloaded || custom_mutator::preload_takes_mutators();
+    if customised && !hooks {
         STARTED.store(false, Ordering::SeqCst);
         return Err(tagged(
             ruby,
             "InvalidArgumentsError",
-            "custom mutators and crossover need ruzzy's bundled libFuzzer; they are not supported \
-             with a preloaded libFuzzer (a sanitizer preload)"
+            "custom mutators and crossover need ruzzy's bundled libFuzzer or a sanitizer preload \
+             ruzzy built; this preloaded libFuzzer has no custom mutator hooks (rebuild the \
+             preloads: gem pristine ruzzy)"
                 .to_owned(),
         ));
     }
-    if matches!(engine.origin, libfuzzer::Origin::Preloaded { .. }) {
+    if !hooks {
         if !schema.is_nil() {
             let _ = writeln!(
                 std::io::stderr(),
-                "INFO: ruzzy: typed inputs are mutated as bytes: structure-aware mutation needs \
-                 ruzzy's bundled libFuzzer, not a preloaded one"
+                "INFO: ruzzy: typed inputs are mutated as bytes: this preloaded libFuzzer has no \
+                 custom mutator hooks for structure-aware mutation"
             );
         }
     } else if mutator.is_nil() {
@@ -89,7 +92,10 @@ pub fn fuzz(
             return Err(error);
         }
     }
-    custom_mutator::register(mutator.as_raw(), crossover.as_raw());
+    custom_mutator::register(mutator.as_raw(), crossover.as_raw(), engine.mutate);
+    if preloaded && hooks {
+        custom_mutator::hand_to_preload();
+    }
     callback::install_target(target.as_raw(), ignoring);
     target_state::configure(timeout);
     let _ = writeln!(std::io::stderr(), "{}", engine.describe());

@@ -85,6 +85,8 @@ entry_points! {
         argv: *mut *mut *mut c_char,
         cb: TestOneInput
     ) -> c_int;
+    /// `LLVMFuzzerMutate`: libFuzzer's own mutation, for custom mutators.
+    mutate: Mutate = fn LLVMFuzzerMutate(data: *mut u8, size: usize, max_size: usize) -> usize;
     /// `__sanitizer_cov_8bit_counters_init`.
     counters_init: CountersInit = fn __sanitizer_cov_8bit_counters_init(start: *mut u8, end: *mut u8);
     /// `__sanitizer_cov_pcs_init`.

@@ -7,9 +7,12 @@
 //! `(data, max_size, seed)` and copies the String it returns back into
 //! libFuzzer's buffer (truncated to `max_size`). Crossover likewise with
 //! `(data1, data2, max_size, seed)`. Only the bundled libFuzzer is wired to
-//! these hooks; with a preloaded one `Ruzzy.fuzz` refuses them. Without a
-//! Ruby mutator (or crossover), a typed target's inputs go to the
-//! structure-aware one ([`super::structured`]) instead.
+//! these hooks, and the sanitizer preloads ruzzy builds, whose copies of
+//! the hooks (lib/ruzzy/sanitizers/preload_custom_mutator.c) forward to
+//! the functions handed over by [`hand_to_preload`]; with another preloaded
+//! libFuzzer `Ruzzy.fuzz` refuses them. Without a Ruby mutator (or
+//! crossover), a typed target's inputs go to the structure-aware one
+//! ([`super::structured`]) instead.
 //!
 //! A mutator that raises or returns something other than a String is a
 //! harness bug: it is reported and the process exits with status 2, like
@@ -23,6 +26,7 @@ use magnus::{Error, RString, Ruby, Value};
 use rb_sys::VALUE;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 static MUTATOR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
@@ -32,19 +36,57 @@ static CROSSOVER: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static DRIVER_STARTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" {
-    fn LLVMFuzzerMutate(data: *mut u8, size: usize, max_size: usize) -> usize;
     fn ruzzy_link_custom_mutator();
 }
 
-/// Records the Ruby callables (nil for none). Called once, with the GVL.
-pub fn register(mutator: VALUE, crossover: VALUE) {
+/// `LLVMFuzzerMutate` of the libFuzzer that runs.
+pub type Mutate = unsafe extern "C" fn(data: *mut u8, size: usize, max_size: usize) -> usize;
+
+static LIBFUZZER_MUTATE: OnceLock<Mutate> = OnceLock::new();
+
+/// Records the Ruby callables (nil for none) and the running libFuzzer's
+/// own mutator. Called once, with the GVL.
+pub fn register(mutator: VALUE, crossover: VALUE, libfuzzer_mutate: Mutate) {
     // SAFETY: an empty C function; calling it keeps custom_mutator.c linked.
     unsafe { ruzzy_link_custom_mutator() };
+    let _ = LIBFUZZER_MUTATE.set(libfuzzer_mutate);
     for (slot, value) in [(&MUTATOR, mutator), (&CROSSOVER, crossover)] {
         slot.store(value as usize, Ordering::Relaxed);
         rb::register_gc_root(slot);
     }
     DRIVER_STARTED.store(true, Ordering::Relaxed);
+}
+
+/// The preload's `ruzzy_preload_set_custom_mutators`, when the running
+/// libFuzzer is a preload that has ruzzy's copies of the hooks.
+fn preload_setter() -> Option<*mut std::ffi::c_void> {
+    crate::rb::dl::lookup(c"ruzzy_preload_set_custom_mutators")
+}
+
+/// Whether a preloaded libFuzzer can call custom mutators (a sanitizer
+/// preload built by this ruzzy).
+pub fn preload_takes_mutators() -> bool {
+    preload_setter().is_some()
+}
+
+/// Hands the hooks wanted ([`register`] first) to the preload's copies.
+pub fn hand_to_preload() {
+    type Mutator = extern "C" fn(*mut u8, usize, usize, u32) -> usize;
+    type Crossover =
+        extern "C" fn(*const u8, usize, *const u8, usize, *mut u8, usize, u32) -> usize;
+    type Set = unsafe extern "C" fn(Option<Mutator>, Option<Crossover>);
+    let Some(set) = preload_setter() else {
+        return;
+    };
+    // SAFETY: the preload defines this symbol with exactly this signature
+    // (lib/ruzzy/sanitizers/preload_custom_mutator.c); None is NULL.
+    let set: Set = unsafe { std::mem::transmute(set) };
+    let mutator = (ruzzy_wants_custom_mutator() != 0).then_some(ruzzy_custom_mutator as Mutator);
+    let crossover =
+        (ruzzy_wants_custom_crossover() != 0).then_some(ruzzy_custom_crossover as Crossover);
+    // SAFETY: plain stores of function pointers that live as long as the
+    // process, before the driver starts.
+    unsafe { set(mutator, crossover) };
 }
 
 fn is_set(slot: &AtomicUsize) -> bool {
@@ -66,9 +108,19 @@ pub extern "C" fn ruzzy_wants_custom_crossover() -> c_int {
 /// leaves.
 fn libfuzzer_mutate(buffer: &mut [u8], size: usize, max_size: usize) -> usize {
     debug_assert!(size <= max_size && max_size <= buffer.len() && max_size > 0);
-    // SAFETY: `buffer` holds `max_size` bytes; called only from inside
-    // libFuzzer's custom mutator hook, while the driver runs.
-    unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size) }
+    raw_mutate(buffer.as_mut_ptr(), size, max_size)
+}
+
+/// The running libFuzzer's own mutation of `size` bytes at `data` (room for
+/// `max_size`), in place.
+fn raw_mutate(data: *mut u8, size: usize, max_size: usize) -> usize {
+    let mutate = LIBFUZZER_MUTATE
+        .get()
+        .expect("registered before the driver starts");
+    // SAFETY: `data` has room for `max_size` bytes; called only from inside
+    // libFuzzer's custom mutator hook (or Ruzzy.mutate inside it), while the
+    // driver runs.
+    unsafe { mutate(data, size, max_size) }
 }
 
 /// Calls `callable.call(*args)`, with the arguments `build` makes, and
@@ -126,8 +178,7 @@ pub extern "C" fn ruzzy_custom_mutator(
         {
             return size;
         }
-        // SAFETY: libFuzzer's own mutator on libFuzzer's buffer.
-        return unsafe { LLVMFuzzerMutate(data, size, max_size) };
+        return raw_mutate(data, size, max_size);
     }
     let args = |ruby: &rb::Protected| {
         [
@@ -181,8 +232,8 @@ pub fn mutate(ruby: &Ruby, data: RString, max_size: usize) -> Result<Value, Erro
     let mut buffer = unsafe { data.as_slice() }.to_vec();
     let size = buffer.len();
     buffer.resize(size.max(max_size).max(1), 0);
-    // SAFETY: `buffer` has room for max(size, max_size) bytes.
-    let new_size = unsafe { LLVMFuzzerMutate(buffer.as_mut_ptr(), size, max_size.max(1)) };
+    // `buffer` has room for max(size, max_size) bytes.
+    let new_size = raw_mutate(buffer.as_mut_ptr(), size, max_size.max(1));
     buffer.truncate(new_size);
     crate::error::value_of(rb::binary_string(&buffer))
 }
