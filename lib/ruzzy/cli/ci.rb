@@ -37,7 +37,7 @@ module Ruzzy
       #{EXIT_HARNESS_ERROR} when a fuzz test could not run.
     TEXT
     Test = Struct.new(:name, :file, :form) do
-      def typed? = form == "typed"
+      def typed? = form == FuzzTest::TYPED
     end
     Result = Struct.new(:test, :status, :log, :finding, :artifact, :before, :after, :groups)
 

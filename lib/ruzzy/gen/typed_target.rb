@@ -95,8 +95,8 @@ module Ruzzy
         raise
       end
 
-      # Whether TypedTarget.assertion? holds for +error+: a failed assertion
-      # of a test framework loaded in this process.
+      # Whether +error+ is a failed assertion of a test framework loaded in
+      # this process.
       def self.assertion?(error)
         ASSERTIONS.any? { |name| Object.const_defined?(name) && error.is_a?(Object.const_get(name)) }
       end
@@ -108,9 +108,10 @@ module Ruzzy
       # after a finding (`ruzzy --keep-going`, `ruzzy ci`) meets the same bug
       # again and again.
       def report(trees, error)
-        return if @shrunk.key?(bug_of(error))
+        bug = bug_of(error)
+        return if @shrunk.key?(bug)
 
-        @shrunk[bug_of(error)] = true
+        @shrunk[bug] = true
         shrunk, calls = @arguments.shrink(trees, seconds: @shrink_seconds.call) do |candidate|
           raises?(candidate, error)
         end

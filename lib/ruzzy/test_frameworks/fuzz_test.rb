@@ -38,6 +38,8 @@ module Ruzzy
     # `ruzzy convert`: where converted inputs go ("." for the corpus
     # directory).
     ENV_CONVERT = "RUZZY_FUZZ_CONVERT"
+    # The last field of a typed fuzz test's FUZZ_TEST line (else "bytes").
+    TYPED = "typed"
 
     module_function
 
@@ -146,7 +148,7 @@ module Ruzzy
     # Prints "FUZZ_TEST<TAB>name<TAB>file<TAB>typed|bytes" for `ruzzy ci`
     # and makes sure the test framework does not run the tests afterwards.
     def announce(definition)
-      $stdout.puts "FUZZ_TEST\t#{definition.name}\t#{definition.file}\t#{definition.arguments ? "typed" : "bytes"}"
+      $stdout.puts "FUZZ_TEST\t#{definition.name}\t#{definition.file}\t#{definition.arguments ? TYPED : "bytes"}"
       $stdout.flush
       return if @skip_tests_at_exit
 

@@ -43,14 +43,6 @@ pub fn copy_range(data: &[u8], start: usize, end: usize, out: &mut Vec<u8>) {
     out.resize(out.len() + (end - start - present.len()), 0);
 }
 
-/// The node and budget `id` stands for (through `Ref`s and `Recursive`s).
-pub fn resolve(schema: &Schema, mut id: usize, mut budget: i64) -> (usize, i64) {
-    while matches!(schema.nodes[id], Node::Ref { .. } | Node::Recursive { .. }) {
-        (id, budget) = schema.resolve(id, budget);
-    }
-    (id, budget)
-}
-
 /// Reads `data` as the schema's arguments into `spans` (cleared first);
 /// false when the input holds more than [`MAX_SPANS`] spans (`spans` is
 /// then incomplete).
@@ -88,7 +80,7 @@ impl Reader<'_> {
         if self.spans.len() >= MAX_SPANS {
             return false;
         }
-        let (id, budget) = resolve(self.schema, id, budget);
+        let (id, budget) = self.schema.resolve(id, budget);
         let index = self.spans.len();
         let start = self.pos;
         self.spans.push(Span {

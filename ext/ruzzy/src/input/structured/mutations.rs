@@ -265,14 +265,7 @@ fn cross(
         } else {
             copy_range(data2, source.start, source.end, &mut scratch.piece);
         }
-        splice(
-            data1,
-            target.start,
-            target.end,
-            &scratch.piece,
-            max_size,
-            &mut scratch.out,
-        );
+        replace(scratch, data1, target, max_size);
         return true;
     }
     false
@@ -304,14 +297,15 @@ fn elements(spans: &[Span], index: usize) -> impl Iterator<Item = Span> + '_ {
     })
 }
 
-/// `data` with `[start, end)` replaced by `piece` (zeros fill any gap
-/// past its end), cut to `max_size`, into `out`.
-fn splice(data: &[u8], start: usize, end: usize, piece: &[u8], max_size: usize, out: &mut Vec<u8>) {
+/// `data` with `span`'s bytes replaced by `scratch.piece` (zeros fill any
+/// gap past the end of `data`), cut to `max_size`, into `scratch.out`.
+fn replace(scratch: &mut Scratch, data: &[u8], span: Span, max_size: usize) {
+    let out = &mut scratch.out;
     out.clear();
-    copy_range(data, 0, start, out);
-    out.extend_from_slice(piece);
-    if end < data.len() {
-        out.extend_from_slice(&data[end..]);
+    copy_range(data, 0, span.start, out);
+    out.extend_from_slice(&scratch.piece);
+    if span.end < data.len() {
+        out.extend_from_slice(&data[span.end..]);
     }
     out.truncate(max_size);
 }
@@ -358,14 +352,7 @@ fn leaf_mutation(
         }
         _ => unreachable!("picked a leaf"),
     }
-    splice(
-        data,
-        span.start,
-        span.end,
-        &scratch.piece,
-        max_size,
-        &mut scratch.out,
-    );
+    replace(scratch, data, span, max_size);
     true
 }
 
@@ -421,14 +408,7 @@ fn array_mutation(
         };
         copy_range(data, source.start, source.end, piece);
     }
-    splice(
-        data,
-        array.start,
-        array.end,
-        &scratch.piece,
-        max_size,
-        &mut scratch.out,
-    );
+    replace(scratch, data, array, max_size);
     true
 }
 
@@ -471,14 +451,7 @@ fn choice_switch(
         piece,
         limit,
     );
-    splice(
-        data,
-        span.start,
-        span.end,
-        &scratch.piece,
-        max_size,
-        &mut scratch.out,
-    );
+    replace(scratch, data, span, max_size);
     true
 }
 
@@ -498,14 +471,7 @@ fn same_generator_copy(data: &[u8], max_size: usize, rng: &mut Rng, scratch: &mu
         let source = scratch.spans[source];
         scratch.piece.clear();
         copy_range(data, source.start, source.end, &mut scratch.piece);
-        splice(
-            data,
-            target.start,
-            target.end,
-            &scratch.piece,
-            max_size,
-            &mut scratch.out,
-        );
+        replace(scratch, data, target, max_size);
         return true;
     }
     false
@@ -523,7 +489,7 @@ pub fn generate(
     out: &mut Vec<u8>,
     limit: usize,
 ) {
-    let (id, budget) = layout::resolve(schema, id, budget);
+    let (id, budget) = schema.resolve(id, budget);
     let full = out.len() >= limit;
     match &schema.nodes[id] {
         Node::Fixed { width } => {

@@ -149,16 +149,19 @@ impl Schema {
         })
     }
 
-    /// The node a `Ref` stands for and the budget it reads with, else the
-    /// node itself; `Recursive` resets the budget.
-    pub fn resolve(&self, id: usize, budget: i64) -> (usize, i64) {
-        match self.nodes[id] {
-            Node::Ref { owner } => match self.nodes[owner] {
-                Node::Recursive { inner, .. } => (inner, budget - 1),
-                _ => unreachable!("checked in Schema::build"),
-            },
-            Node::Recursive { max_depth, inner } => (inner, max_depth),
-            _ => (id, budget),
+    /// The node `id` stands for (through `Ref`s, which read their owner's
+    /// inner node one level deeper, and `Recursive`s, which reset the
+    /// budget) and the budget it reads with.
+    pub fn resolve(&self, mut id: usize, mut budget: i64) -> (usize, i64) {
+        loop {
+            (id, budget) = match self.nodes[id] {
+                Node::Ref { owner } => match self.nodes[owner] {
+                    Node::Recursive { inner, .. } => (inner, budget - 1),
+                    _ => unreachable!("checked in Schema::build"),
+                },
+                Node::Recursive { max_depth, inner } => (inner, max_depth),
+                _ => return (id, budget),
+            };
         }
     }
 }
