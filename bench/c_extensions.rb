@@ -22,7 +22,9 @@ module Bench
       "cbor 0.5.9.8" => ["pool/main/r/ruby-cbor/ruby-cbor_0.5.9.8.orig.tar.gz", "cbor"],
       "commonmarker 0.23.10" => ["pool/main/r/ruby-commonmarker/ruby-commonmarker_0.23.10.orig.tar.gz", "commonmarker"],
       "prism 1.9.0" => ["pool/main/r/ruby-prism/ruby-prism_1.9.0.orig.tar.gz", "prism"],
-      "bson 5.2.0" => ["pool/main/r/ruby-bson/ruby-bson_5.2.0.orig.tar.gz", "bson"]
+      "bson 5.2.0" => ["pool/main/r/ruby-bson/ruby-bson_5.2.0.orig.tar.gz", "bson"],
+      "github-linguist 7.22.1" => ["pool/main/r/ruby-github-linguist/ruby-github-linguist_7.22.1.orig.tar.gz",
+                                   "linguist/linguist"]
     }.freeze
 
     # The gems to measure: those whose name starts with one of the

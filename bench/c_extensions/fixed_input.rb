@@ -29,7 +29,8 @@ CALLS = {
   "cbor" => -> { CBOR.decode(CBOR_DOC) },
   "commonmarker" => -> { CommonMarker.render_html(MARKDOWN, :DEFAULT, %i[table]) },
   "prism" => -> { Prism.parse(RUBY_SOURCE) },
-  "bson" => -> { Hash.from_bson(BSON::ByteBuffer.new(BSON_DOC)) }
+  "bson" => -> { Hash.from_bson(BSON::ByteBuffer.new(BSON_DOC)) },
+  "linguist/linguist" => -> { Linguist::Tokenizer.new.extract_tokens(RUBY_SOURCE) }
 }.freeze
 
 call = CALLS.fetch(feature)
