@@ -24,6 +24,7 @@ Gem::Specification.new do |spec|
 
   source_files = Dir[
     "lib/**/*.{rb,c}", "exe/*", "ext/ruzzy/extconf.rb", "ext/ruzzy/build_sanitizers.rb", "ext/ruzzy/build.rs",
+    "ext/ruzzy/build_libafl.rb", "ext/libafl/Cargo.toml", "ext/libafl/Cargo.lock", "ext/libafl/src/*.rs",
     "ext/dummy/dummy.c",
     "ext/ruzzy/Cargo.toml", "ext/ruzzy/src/**/*.{rs,c}", "Cargo.toml", "Cargo.lock", ".cargo/config.toml",
     "README.md", "CHANGELOG.md", "LICENSE", "docs/**/*.{md,png}", "examples/**/*"

@@ -4,7 +4,9 @@
 # with cargo, install the shared object as ruzzy/ruzzy_ext.so and remove the
 # cargo target directory so the installed gem stays small. Also builds, when
 # clang and its runtimes are there, the sanitizer preloads and Ruzzy.dummy's
-# extension (build_sanitizers.rb; never fails the install).
+# extension (build_sanitizers.rb; never fails the install), and when asked
+# for (RUZZY_LIBAFL=1), LibAFL's runtime for `ruzzy --engine=libafl`
+# (build_libafl.rb, which documents its variables; never fails the install).
 #
 # Environment:
 #   CARGO                    cargo to use (default: the first recent enough cargo on PATH,
@@ -94,7 +96,7 @@ File.write("Makefile", <<~MAKE)
   RUBY = #{RbConfig.ruby.shellescape}
   sitearchdir = #{sitearchdir.shellescape}
 
-  all: ruzzy_ext.#{dlext} sanitizers/sanitizers.txt
+  all: ruzzy_ext.#{dlext} sanitizers/sanitizers.txt libafl
 
   ruzzy_ext.#{dlext}:
   \tcd #{root.shellescape} && #{rustc_env}RUBY=$(RUBY) CARGO_TARGET_DIR=#{target_dir.shellescape} $(CARGO) build --release --locked --manifest-path ext/ruzzy/Cargo.toml
@@ -103,13 +105,17 @@ File.write("Makefile", <<~MAKE)
   sanitizers/sanitizers.txt:
   \t$(RUBY) #{File.join(ext_dir, "build_sanitizers.rb").shellescape} sanitizers
 
+  libafl:
+  \tCARGO=$(CARGO) $(RUBY) #{File.join(ext_dir, "build_libafl.rb").shellescape} libafl
+
   install: all
   \tmkdir -p $(DESTDIR)$(sitearchdir)/ruzzy
   \tcp ruzzy_ext.#{dlext} $(DESTDIR)$(sitearchdir)/ruzzy/ruzzy_ext.#{dlext}
   \tcp sanitizers/* $(DESTDIR)$(sitearchdir)/ruzzy/
+  \tfor f in libafl/*; do if [ -f "$$f" ]; then cp "$$f" $(DESTDIR)$(sitearchdir)/ruzzy/; fi; done
   #{remove_target}
   clean:
-  \trm -rf ruzzy_ext.#{dlext} sanitizers
+  \trm -rf ruzzy_ext.#{dlext} sanitizers libafl
 
-  .PHONY: all install clean
+  .PHONY: all install clean libafl
 MAKE

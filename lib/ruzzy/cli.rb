@@ -13,6 +13,7 @@ require_relative "cli/build_ext"
 require_relative "cli/cov"
 require_relative "cli/findings"
 require_relative "cli/fuzz_test_commands"
+require_relative "cli/preloads"
 require_relative "campaign/supervisor"
 require_relative "detectors"
 require "rbconfig"
@@ -51,6 +52,8 @@ module Ruzzy
       test's corpus directory).
 
       Options (before HARNESS.rb):
+        --engine=NAME      libfuzzer (default) or libafl: LibAFL's
+                           libFuzzer-compatible engine (docs/engines.md)
         --sanitizer=NAME   run with a sanitizer preloaded: address (asan) or
                            undefined (ubsan), for C extensions built with it
         --include=PATTERN  instrument only matching paths (repeatable)
@@ -96,6 +99,7 @@ module Ruzzy
     UsageError = CommandOptions::UsageError
 
     include FuzzTestCommands
+    include Preloads
 
     # +program+ is the path of the `ruzzy` executable, used to re-execute
     # the command with a sanitizer preloaded.
@@ -108,6 +112,7 @@ module Ruzzy
       @coverage = { include: [], exclude: [], map_size: nil }
       @coverage_enabled = true
       @sanitizer = nil
+      @engine = nil
       @session = { ignore: [] }
       @findings_dir = nil
     end
@@ -122,6 +127,7 @@ module Ruzzy
       return run_campaign(harness, harness_args) if @findings_dir
 
       @sanitizer ||= "address" if subcommand?(harness, "dummy")
+      preload_engine if @engine
       preload_sanitizer if @sanitizer
       return run_dummy(harness_args) if subcommand?(harness, "dummy")
       return run_test(harness_args) if subcommand?(harness, "run-test")
@@ -165,6 +171,7 @@ module Ruzzy
       parser.on("--findings=DIR") { |dir| @findings_dir = dir }
       parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
       CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
+      parser.on("--engine=NAME") { |name| @engine = Engines.canonical(name) }
       CommandOptions.load_path(parser) { |dir| $LOAD_PATH.unshift(dir) }
       parser
     end
@@ -217,17 +224,6 @@ module Ruzzy
       words = words.reject { |word| word == "--" || word == "--keep-going" || word.start_with?("--findings=") }
       words.each_index.reject { |index| words[index] == "--findings" || words[index - 1] == "--findings" }
            .map { |index| words[index] }
-    end
-
-    # Re-executes this command with the sanitizer preload in LD_PRELOAD,
-    # unless it is there already. Returns only in the latter case.
-    def preload_sanitizer
-      preload = Sanitizers.path!(@sanitizer)
-      return if Sanitizers.preloaded?(preload)
-
-      $stdout.flush
-      $stderr.flush
-      exec(Sanitizers.preload_environment(preload), RbConfig.ruby, File.expand_path(@program), *@original_argv)
     end
 
     def run_dummy(args)

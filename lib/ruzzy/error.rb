@@ -60,6 +60,15 @@ module Ruzzy
     RAISED_AS = RuntimeError
   end
 
+  # The engine asked for (`ruzzy --engine`, RUZZY_ENGINE) is not installed:
+  # LibAFL's runtime is built at `gem install` only when asked for. The
+  # message says how to get it.
+  module EngineUnavailableError
+    include Error
+    extend Error::Tag
+    RAISED_AS = RuntimeError
+  end
+
   # Ruzzy.fuzz was called a second time in one process. libFuzzer can run only
   # once per process; start another process (or use -fork / -jobs) instead.
   module AlreadyFuzzingError

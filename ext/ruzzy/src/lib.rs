@@ -97,6 +97,8 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_fuzz" => engine::driver::fuzz, 6;
         "_mutate" => input::custom_mutator::mutate, 2;
         "_engine" => engine::driver::engine_description, 0;
+        "_engine_kind" => engine::driver::engine_kind, 0;
+        "_set_run_limits" => engine::run_limits::configure, 2;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
         "_configure_reproduction" => findings::reproduce::configure, 6;

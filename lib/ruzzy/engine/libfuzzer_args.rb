@@ -99,6 +99,13 @@ module Ruzzy
       @words.drop(1).reject { |word| word.start_with?("-") }.select { |word| File.file?(word) }
     end
 
+    # The input files to run once each, when every argument that is not a
+    # flag is a file (libFuzzer then runs them instead of fuzzing); else [].
+    def replay_files
+      paths = @words.drop(1).reject { |word| word.start_with?("-") }
+      !paths.empty? && paths.all? { |path| File.file?(path) } ? paths : []
+    end
+
     # Whether libFuzzer's value profile is on (-use_value_profile=N, N not 0).
     def value_profile?
       value("use_value_profile").to_i != 0

@@ -9,6 +9,7 @@ require_relative "../findings/store"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "../extensions/loaded_check"
+require_relative "../engines"
 
 module Ruzzy
   # The fuzzing run of this process (there is at most one: libFuzzer runs
@@ -70,6 +71,7 @@ module Ruzzy
       @expected = ExpectedExceptions.new(ignore) + @ignore
       throw(:ruzzy_capture_target, Capture.new(target, @expected)) if @capturing
 
+      args = engine_args(args)
       @libfuzzer_args = args
       args = args.with_program(command_line) if args.program == $PROGRAM_NAME
       args = prepare(args, hook_groups, detectors, literal_dict)
@@ -89,6 +91,23 @@ module Ruzzy
       end
     ensure
       @capturing = false
+    end
+
+    # Whether the engine writes the artifact of a finding itself (libFuzzer
+    # does; LibAFL's runtime names them its own way).
+    def engine_writes_artifacts?
+      @engine != "libafl"
+    end
+
+    # Writes a finding's +input+ to +path+ when the engine does not; the
+    # line that says so ("" when the engine writes it).
+    def save_artifact(path, input)
+      return +"" if engine_writes_artifacts?
+
+      File.binwrite(path, input)
+      +"==ruzzy== Test unit written to #{path}\n"
+    rescue SystemCallError => e
+      +"==ruzzy== ERROR: could not write the input to #{path}: #{e.message}\n"
     end
 
     # Whether Ruzzy.fuzz has started fuzzing in this process.
@@ -129,10 +148,43 @@ module Ruzzy
       Relaunch.shell(Relaunch.prefix(DEFAULT_ARGS.drop(1)))
     end
 
+    # The command that minimises a finding: libFuzzer's -minimize_crash,
+    # so under LibAFL the same command on the libfuzzer engine.
+    def minimise_command_line
+      return command_line if engine_writes_artifacts?
+
+      words = Relaunch.prefix(DEFAULT_ARGS.drop(1))
+      kept = words.each_index.reject do |index|
+        words[index].start_with?("--engine=") || words[index] == "--engine" || words[index - 1] == "--engine"
+      end
+      "#{Engines::ENV_NAME}=#{Engines::DEFAULT} #{Relaunch.shell(kept.map { |index| words[index] })}"
+    end
+
     private
 
     def callable?(object)
       object.respond_to?(:call)
+    end
+
+    # libFuzzer's arguments for the engine that runs: RUZZY_ENGINE=libafl
+    # without LibAFL's runtime loaded starts the process again with it
+    # preloaded; under LibAFL the arguments are translated and ruzzy ends
+    # the run at -runs and -max_total_time itself.
+    def engine_args(args)
+      @engine = Ruzzy::Native._engine_kind
+      relaunch_with_libafl if @engine != "libafl" && Engines.from_environment == "libafl"
+      return args unless @engine == "libafl"
+
+      args, runs, seconds = Engines.for_libafl(args)
+      Ruzzy::Native._set_run_limits(runs, seconds)
+      args
+    end
+
+    def relaunch_with_libafl
+      environment = Engines.libafl_environment
+      $stdout.flush
+      $stderr.flush
+      exec(environment, RbConfig.ruby, *Relaunch::ORIGINAL_WORDS.drop(1))
     end
 
     # Prepares coverage, comparison hooks, the dictionary and the bug

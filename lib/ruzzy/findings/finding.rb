@@ -202,14 +202,16 @@ module Ruzzy
 
     # The commands that reproduce and minimise the finding: with the input
     # file given on the command line, or else the crash file libFuzzer
-    # writes next.
+    # writes next (written here when the engine does not).
     def reproduction(input)
       require "digest/sha1"
-      artifact = Ruzzy.session.input_file(input) ||
-                 Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      given = Ruzzy.session.input_file(input)
+      artifact = given || Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
       command = Ruzzy.session.command_line
-      "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
-        "==ruzzy== Minimise:  #{command} -minimize_crash=1 -runs=100000 #{artifact.shellescape}\n"
+      text = given ? +"" : Ruzzy.session.save_artifact(artifact, input)
+      text << "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
+              "==ruzzy== Minimise:  #{Ruzzy.session.minimise_command_line} -minimize_crash=1 -runs=100000 " \
+              "#{artifact.shellescape}\n"
     end
 
     # The frames of +backtrace+ above the fuzzing machinery: everything from

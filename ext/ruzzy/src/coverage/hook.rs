@@ -99,13 +99,16 @@ pub fn fit(units: Option<usize>) -> Option<usize> {
 }
 
 /// Registers the counters in use with libFuzzer, once, before the driver
-/// starts; the map's size is fixed from then on.
-pub fn register() {
-    if let Some(coverage) = get() {
-        if !coverage.registered.swap(true, Ordering::SeqCst) {
-            libfuzzer::get().register_coverage(&coverage.map);
-        }
+/// starts; the map's size is fixed from then on. Returns whether coverage
+/// is running (there is a map).
+pub fn register() -> bool {
+    let Some(coverage) = get() else {
+        return false;
+    };
+    if !coverage.registered.swap(true, Ordering::SeqCst) {
+        libfuzzer::get().register_coverage(&coverage.map);
     }
+    true
 }
 
 /// `RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG` (ruby/debug.h),

@@ -81,6 +81,8 @@ pub fn install_target(target: VALUE, ignoring: bool) {
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
     crate::engine::signals::adopt_libfuzzer_handlers();
+    crate::engine::run_limits::before_input();
+    crate::engine::blind_map::hit();
     let ran = run_target(data, size);
     match (ran, held_findings::take()) {
         (_, Some(found)) if IGNORING.load(Ordering::Relaxed) && report::ignored(found) => {

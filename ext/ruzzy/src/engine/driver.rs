@@ -16,7 +16,7 @@
 //! - nothing here runs per input (see [`crate::engine::callback`]).
 
 use crate::coverage::hook;
-use crate::engine::{callback, libfuzzer, signals, target_state, value_profile_gate};
+use crate::engine::{blind_map, callback, libfuzzer, signals, target_state, value_profile_gate};
 use crate::error::tagged;
 use crate::input::{custom_mutator, structured};
 use magnus::{
@@ -31,6 +31,11 @@ static STARTED: AtomicBool = AtomicBool::new(false);
 /// `Ruzzy::Native._engine`: the `INFO:` line naming the libFuzzer that will run.
 pub fn engine_description() -> String {
     libfuzzer::get().describe()
+}
+
+/// `Ruzzy::Native._engine_kind`: "libfuzzer" or "libafl" (`ruzzy --engine`).
+pub fn engine_kind() -> &'static str {
+    libfuzzer::get().kind.name()
 }
 
 /// `Ruzzy::Native._fuzz(target, args, ignoring, mutator, crossover, schema)`:
@@ -119,7 +124,20 @@ pub fn fuzz(
     signals::prepare(runs_children);
     value_profile_gate::configure(value_profile);
     crate::findings::report::flush_findings_at_exit();
-    hook::register();
+    if !hook::register() && engine.kind == libfuzzer::Kind::LibAfl {
+        blind_map::register(engine);
+    }
+
+    let replay: Vec<String> = match engine.kind {
+        libfuzzer::Kind::LibAfl => args.funcall("replay_files", ())?,
+        libfuzzer::Kind::LibFuzzer => Vec::new(),
+    };
+    if !replay.is_empty() {
+        target_state::set_driver_running(true);
+        let status = replay_files(&replay);
+        target_state::set_driver_running(false);
+        return Ok(i64::from(status));
+    }
 
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
@@ -132,6 +150,38 @@ pub fn fuzz(
     let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
     target_state::set_driver_running(false);
     Ok(i64::from(status))
+}
+
+/// Runs the target once on each file, as libFuzzer does when given only
+/// files. LibAFL's runtime would run them through a weak
+/// `LLVMFuzzerTestOneInput` rather than the callback, so ruzzy does it.
+/// Returns 0 (a finding ends the process first), 1 when a file cannot be
+/// read.
+fn replay_files(paths: &[String]) -> c_int {
+    for path in paths {
+        let _ = writeln!(std::io::stderr(), "Running: {path}");
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "ERROR: ruzzy: cannot read {path}: {error}"
+                );
+                return 1;
+            }
+        };
+        let started = std::time::Instant::now();
+        // SAFETY: the bytes live until the call returns; the callback runs on
+        // this thread, which holds the GVL.
+        unsafe { callback::test_one_input(bytes.as_ptr(), bytes.len()) };
+        let millis = started.elapsed().as_millis();
+        let _ = writeln!(std::io::stderr(), "Executed {path} in {millis} ms");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "***\n*** NOTE: fuzzing was not performed, you have only\n***       executed the target code on a fixed set of inputs.\n***"
+    );
+    0
 }
 
 /// The arguments as C strings. `Ruzzy::LibFuzzerArgs.validate` has

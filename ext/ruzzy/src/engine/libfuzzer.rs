@@ -7,6 +7,13 @@
 //! the copy bundled in this extension is used. The bundled copy's symbols are
 //! local to this shared object, so `dlsym` only ever finds a preloaded one.
 //!
+//! A preloaded engine is either a libFuzzer or LibAFL's libFuzzer-compatible
+//! runtime (`ruzzy --engine=libafl`), told apart by a symbol only the latter
+//! has ([`Kind`]). LibAFL's runtime lacks two hooks: divisions feed nothing
+//! there, and a substring search is handed to its `memcmp` hook (the
+//! needle against the start of the haystack, which its input-to-state
+//! mutation can then write into the input).
+//!
 //! Invariants: the choice is made once, before the driver starts, and never
 //! changes; reading it afterwards is a plain load (no lock, no allocation).
 
@@ -38,6 +45,7 @@ macro_rules! entry_points {
         /// The entry points of the chosen libFuzzer.
         pub struct Engine {
             pub origin: Origin,
+            pub kind: Kind,
             /// Set when a coverage entry point comes from another library
             /// than the driver: that coverage would be invisible to the
             /// fuzzer.
@@ -50,10 +58,12 @@ macro_rules! entry_points {
             /// symbol's name and the bundled copy's address.
             fn from_symbols(
                 origin: Origin,
+                kind: Kind,
                 mut find: impl FnMut(&CStr, *mut c_void) -> *mut c_void,
             ) -> Engine {
                 Engine {
                     origin,
+                    kind,
                     mismatch: None,
                     $($field: {
                         const NAME: &CStr = symbol_name(concat!(stringify!($symbol), "\0"));
@@ -123,15 +133,65 @@ pub enum Origin {
     Preloaded { library: String },
 }
 
+/// Which engine answers libFuzzer's entry points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// LLVM's libFuzzer: it writes artifacts, ends runs at `-runs` and
+    /// `-max_total_time`, and exits with `-error_exitcode` after a crash.
+    LibFuzzer,
+    /// LibAFL's libFuzzer-compatible runtime (`libafl_libfuzzer`): ruzzy
+    /// writes the artifacts of Ruby findings, ends runs and chooses the
+    /// exit status itself (see [`crate::engine::run_limits`]).
+    LibAfl,
+}
+
+impl Kind {
+    /// The engine's name as `ruzzy --engine` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::LibFuzzer => "libfuzzer",
+            Kind::LibAfl => "libafl",
+        }
+    }
+}
+
+/// A symbol that LibAFL's runtime defines and libFuzzer does not.
+const LIBAFL_MARKER: &CStr = c"libafl_targets_libfuzzer_init";
+
+/// What `__sanitizer_cov_trace_div8` is under an engine without it.
+extern "C" fn ignore_division(_divisor: u64) {}
+
+/// What `__sanitizer_weak_hook_memmem` is under an engine without it: the
+/// engine's `memcmp` hook on the needle and the haystack's first bytes.
+extern "C" fn memmem_as_memcmp(
+    caller_pc: *const c_void,
+    haystack: *const c_void,
+    haystack_len: usize,
+    needle: *const c_void,
+    needle_len: usize,
+    _result: *mut c_void,
+) {
+    let len = haystack_len.min(needle_len);
+    if len == 0 {
+        return;
+    }
+    // SAFETY: both pointers are valid for `len` bytes (the caller's own
+    // lengths), and the hook only reads them during the call.
+    unsafe { (get().weak_hook_memcmp)(caller_pc, haystack, needle, len, 1) }
+}
+
 impl Engine {
     /// One line for the log, in libFuzzer's `INFO:` style.
     pub fn describe(&self) -> String {
-        match &self.origin {
-            Origin::Bundled { library } => {
+        match (&self.origin, self.kind) {
+            (Origin::Bundled { library }, _) => {
                 format!("INFO: ruzzy: using the libFuzzer bundled in {library}")
             }
-            Origin::Preloaded { library } => {
+            (Origin::Preloaded { library }, Kind::LibFuzzer) => {
                 format!("INFO: ruzzy: using the preloaded libFuzzer in {library}")
+            }
+            (Origin::Preloaded { library }, Kind::LibAfl) => {
+                format!("INFO: ruzzy: using LibAFL's libFuzzer-compatible engine in {library}")
             }
         }
     }
@@ -161,16 +221,31 @@ pub fn get() -> &'static Engine {
 fn select() -> Engine {
     let Some(driver) = dl::lookup(c"LLVMFuzzerRunDriver") else {
         let library = dl::library_of(LLVMFuzzerRunDriver as *const c_void);
-        return Engine::from_symbols(Origin::Bundled { library }, |_, bundled| bundled);
+        return Engine::from_symbols(
+            Origin::Bundled { library },
+            Kind::LibFuzzer,
+            |_, bundled| bundled,
+        );
     };
     let library = dl::library_of(driver);
+    let kind = match dl::lookup(LIBAFL_MARKER) {
+        Some(marker) if dl::library_of(marker) == library => Kind::LibAfl,
+        _ => Kind::LibFuzzer,
+    };
     let mut mismatch = None;
     let mut engine = Engine::from_symbols(
         Origin::Preloaded {
             library: library.clone(),
         },
+        kind,
         |name, bundled| match dl::lookup(name) {
             Some(symbol) if dl::library_of(symbol) == library => symbol,
+            None if kind == Kind::LibAfl && name == c"__sanitizer_cov_trace_div8" => {
+                ignore_division as *mut c_void
+            }
+            None if kind == Kind::LibAfl && name == c"__sanitizer_weak_hook_memmem" => {
+                memmem_as_memcmp as *mut c_void
+            }
             found => {
                 let from = found.map_or_else(|| "nowhere".to_owned(), |s| dl::library_of(s));
                 mismatch.get_or_insert(format!(

@@ -1,5 +1,7 @@
-//! The engine: libFuzzer, chosen once per process ([`libfuzzer`]), started
-//! once ([`driver`]), and the per-input callback it calls ([`callback`]),
+//! The engine: libFuzzer or LibAFL's libFuzzer-compatible runtime, chosen
+//! once per process ([`libfuzzer`]), started once ([`driver`]), and the
+//! per-input callback it calls ([`callback`]), the run limits and the blind
+//! coverage map an engine without them needs ([`run_limits`], [`blind_map`]),
 //! with what keeps libFuzzer's crash and timeout handling working inside
 //! Ruby ([`signals`], [`target_state`]) and what turns a panic in ruzzy's
 //! own code into an internal error ([`internal_error`]), and the preload's
@@ -10,10 +12,12 @@
 //! to register coverage with the chosen libFuzzer and to ask whether the
 //! target is running.
 
+pub mod blind_map;
 pub mod callback;
 pub mod driver;
 pub mod internal_error;
 pub mod libfuzzer;
+pub mod run_limits;
 pub mod signals;
 pub mod target_state;
 pub mod value_profile_gate;

@@ -6,7 +6,9 @@
 //! then the process aborts. libFuzzer's SIGABRT handler takes over from there: it
 //! writes the input as `crash-<sha1>` (honouring `-artifact_prefix` and
 //! `-exact_artifact_path`), prints its summary and exits with
-//! `-error_exitcode` (77 by default).
+//! `-error_exitcode` (77 by default). Under LibAFL's runtime, whose crash
+//! handling names artifacts its own way, `Ruzzy::Finding` writes the artifact
+//! and the process exits with `Ruzzy::EXIT_FINDING` itself.
 //!
 //! Invariants: every report (`bad_return`, `harness_error`, and
 //! `exception` outside a campaign) diverges; nothing here lets a Ruby exception escape (formatting and
@@ -23,12 +25,29 @@ pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
 /// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
 /// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
 static EXIT_USAGE: AtomicI32 = AtomicI32::new(2);
+/// Exit status for a finding: `Ruzzy::EXIT_FINDING`.
+static EXIT_FINDING: AtomicI32 = AtomicI32::new(77);
 
 /// Takes the exit statuses from `Ruzzy` (called once, at `require`).
 pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
     use magnus::Module;
     EXIT_USAGE.store(ruzzy.const_get("EXIT_USAGE")?, Ordering::Relaxed);
+    EXIT_FINDING.store(ruzzy.const_get("EXIT_FINDING")?, Ordering::Relaxed);
     Ok(())
+}
+
+/// Ends the process after a reported finding: libFuzzer's abort path, or
+/// under LibAFL's runtime the finding's exit status (the artifact is
+/// written).
+fn end_with_finding() -> ! {
+    use crate::engine::libfuzzer::{get, Kind};
+    if get().kind == Kind::LibAfl {
+        let _ = std::io::stderr().flush();
+        // SAFETY: _exit ends the process at once; the report is printed and
+        // the artifact written.
+        unsafe { libc::_exit(EXIT_FINDING.load(Ordering::Relaxed)) }
+    }
+    std::process::abort()
 }
 
 fn exit_usage() -> ! {
@@ -64,7 +83,7 @@ pub fn exception(error: VALUE, input: &[u8]) -> std::ffi::c_int {
         }
         Err(_) => fallback("report_exception"),
     }
-    std::process::abort()
+    end_with_finding()
 }
 
 /// Registers [`flush_at_exit`] with `atexit`: libFuzzer ends a run that

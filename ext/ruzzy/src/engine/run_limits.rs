@@ -1,0 +1,73 @@
+//! Ending a run at `-runs` and `-max_total_time` for an engine that does
+//! not (LibAFL's runtime reads neither flag), the way libFuzzer ends it: a
+//! `Done N runs in S second(s)` line and `exit` with status 0, so that the
+//! `atexit` handlers (a campaign's finding counts) still run.
+//!
+//! Invariants: configured once, before the driver starts, and only for such
+//! an engine; per input, one relaxed load when no limit is set, otherwise a
+//! counter and a read of the coarse monotonic clock; nothing allocates
+//! until the run ends.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Whether a limit is set.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Inputs to run (0: no limit).
+static MAX_RUNS: AtomicU64 = AtomicU64::new(0);
+/// When the run started and when it must end, in nanoseconds of the coarse
+/// monotonic clock (the deadline 0: no limit).
+static STARTED_NS: AtomicU64 = AtomicU64::new(0);
+static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
+/// Inputs run so far.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the limits: `runs` inputs and `seconds` of fuzzing (0: none).
+pub fn configure(runs: u64, seconds: u64) {
+    let now = now_ns();
+    MAX_RUNS.store(runs, Ordering::Relaxed);
+    STARTED_NS.store(now, Ordering::Relaxed);
+    let deadline = if seconds == 0 {
+        0
+    } else {
+        now.saturating_add(seconds.saturating_mul(1_000_000_000))
+    };
+    DEADLINE_NS.store(deadline, Ordering::Relaxed);
+    ACTIVE.store(runs != 0 || seconds != 0, Ordering::Relaxed);
+}
+
+/// Called before each input: ends the process when a limit is reached.
+#[inline]
+pub fn before_input() {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let runs = RUNS.load(Ordering::Relaxed);
+    let max = MAX_RUNS.load(Ordering::Relaxed);
+    let deadline = DEADLINE_NS.load(Ordering::Relaxed);
+    if (max != 0 && runs >= max) || (deadline != 0 && now_ns() >= deadline) {
+        finish(runs);
+    }
+    RUNS.store(runs + 1, Ordering::Relaxed);
+}
+
+fn finish(runs: u64) -> ! {
+    let seconds = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000;
+    let _ = writeln!(std::io::stderr(), "Done {runs} runs in {seconds} second(s)");
+    let _ = std::io::stdout().flush();
+    // SAFETY: ends the process on the fuzzing thread, as libFuzzer does at
+    // -runs; the atexit handlers registered by ruzzy expect exactly that.
+    unsafe { libc::exit(0) }
+}
+
+fn now_ns() -> u64 {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+    (time.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(time.tv_nsec as u64)
+}

@@ -1,0 +1,40 @@
+# frozen_string_literal: true
+
+require "rbconfig"
+require_relative "../engines"
+require_relative "../sanitizers"
+
+module Ruzzy
+  class CLI
+    # Re-executing the command with a library in LD_PRELOAD: a sanitizer
+    # preload (--sanitizer=NAME) or LibAFL's runtime (--engine=libafl).
+    # Each returns only when its library is preloaded already.
+    module Preloads
+      private
+
+      # --engine=NAME: the engine of this process's Ruzzy.fuzz. LibAFL's
+      # runtime does not run under the sanitizer preloads (they carry
+      # libFuzzer).
+      def preload_engine
+        ENV[Engines::ENV_NAME] = @engine
+        return unless @engine == "libafl"
+        raise UsageError, "--engine=libafl does not run with --sanitizer (yet): use the libfuzzer engine" if @sanitizer
+
+        relaunch_with(Engines.libafl_path!, Engines.libafl_environment)
+      end
+
+      def preload_sanitizer
+        preload = Sanitizers.path!(@sanitizer)
+        relaunch_with(preload, Sanitizers.preload_environment(preload))
+      end
+
+      def relaunch_with(file, environment)
+        return if Sanitizers.preloaded?(file)
+
+        $stdout.flush
+        $stderr.flush
+        exec(environment, RbConfig.ruby, File.expand_path(@program), *@original_argv)
+      end
+    end
+  end
+end

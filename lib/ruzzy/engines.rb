@@ -1,0 +1,117 @@
+# frozen_string_literal: true
+
+require_relative "error"
+require_relative "native"
+require_relative "sanitizers"
+
+module Ruzzy
+  # The fuzzing engines ruzzy drives through libFuzzer's interface: LLVM's
+  # libFuzzer (bundled, the default) and LibAFL's libFuzzer-compatible
+  # runtime (`libafl_libfuzzer`), a shared object built at `gem install`
+  # when asked for (RUZZY_LIBAFL=1) and always in the precompiled gem,
+  # preloaded by `ruzzy --engine=libafl` or RUZZY_ENGINE=libafl. This file
+  # does not load the native extension, so the command can use it before
+  # re-executing itself.
+  module Engines
+    NAMES = %w[libfuzzer libafl].freeze
+    DEFAULT = "libfuzzer"
+    # The environment variable that picks the engine of Ruzzy.fuzz.
+    ENV_NAME = "RUZZY_ENGINE"
+    LIBAFL_FILE = "libafl_libfuzzer.so"
+    # The install-time build's report (ext/ruzzy/build_libafl.rb).
+    LIBAFL_STATUS_FILE = "libafl.txt"
+
+    # LibAFL's runtime reads these libFuzzer flags the same way.
+    LIBAFL_FLAGS = %w[artifact_prefix timeout dict use_value_profile rss_limit_mb malloc_limit_mb
+                      close_fd_mask help].freeze
+    # ruzzy does these itself under LibAFL: it ends the run at -runs and
+    # -max_total_time and writes the artifact of a Ruby finding
+    # (-exact_artifact_path).
+    RUZZY_FLAGS = %w[runs max_total_time exact_artifact_path].freeze
+    # Flags that change nothing under LibAFL and are left out: ruzzy's own
+    # defaults, silently, and those LibAFL decides itself (its own random
+    # seed and input size limit), with a line that says so.
+    DEFAULT_FLAGS = %w[print_final_stats print_funcs detect_leaks].freeze
+    DECIDED_FLAGS = %w[seed max_len len_control].freeze
+    IGNORED_FLAGS = (DEFAULT_FLAGS + DECIDED_FLAGS).freeze
+
+    module_function
+
+    # "libfuzzer" or "libafl"; raises InvalidArgumentsError for anything else.
+    def canonical(name)
+      name = name.to_s.downcase
+      return name if NAMES.include?(name)
+
+      raise InvalidArgumentsError, "unknown engine #{name.inspect}; use one of #{NAMES.join(", ")}"
+    end
+
+    # The engine RUZZY_ENGINE names (the default when unset or empty).
+    def from_environment
+      name = ENV.fetch(ENV_NAME, "")
+      name.empty? ? DEFAULT : canonical(name)
+    end
+
+    # Where LibAFL's runtime is (whether or not it was built).
+    def libafl_path
+      File.join(Sanitizers.native_dir, LIBAFL_FILE)
+    end
+
+    # LibAFL's runtime; raises EngineUnavailableError, saying how to get it,
+    # when it was not built.
+    def libafl_path!
+      file = libafl_path
+      return file if File.file?(file)
+
+      raise EngineUnavailableError,
+            "the libafl engine (#{LIBAFL_FILE}) was not built when ruzzy was installed: #{libafl_report}"
+    end
+
+    # What the install-time build said, or how to ask for it.
+    def libafl_report
+      status = File.join(Sanitizers.native_dir, LIBAFL_STATUS_FILE)
+      said = File.file?(status) ? File.read(status).strip : ""
+      said.empty? || said == "built" ? libafl_report_default : said
+    end
+
+    # How to get LibAFL's runtime.
+    def libafl_report_default
+      "reinstall ruzzy with RUZZY_LIBAFL=1 (Rust 1.93.1 or newer with rustup's llvm-tools component: " \
+        "rustup component add llvm-tools), or install the precompiled gem, which carries it"
+    end
+
+    # The environment that preloads LibAFL's runtime (behind the sanitizer
+    # preloads, in front of anything else).
+    def libafl_environment
+      Sanitizers.preload_environment(libafl_path!).merge(ENV_NAME => "libafl")
+    end
+
+    def decided?(name)
+      DECIDED_FLAGS.include?(name)
+    end
+
+    # libFuzzer's arguments (a LibFuzzerArgs) as LibAFL's runtime takes
+    # them: its own flags kept, ruzzy's and the ignored ones left out, input
+    # files and directories kept. Raises InvalidArgumentsError naming any
+    # other flag. Returns [arguments, runs, seconds] (0: no limit).
+    def for_libafl(args)
+      words = args.to_a.drop(1).reject do |word|
+        name = word[/\A-([a-z_]+)=/, 1]
+        next false unless name
+
+        $stderr.write("INFO: ruzzy: the libafl engine ignores #{word} (LibAFL decides it)\n") if decided?(name)
+        next true if RUZZY_FLAGS.include?(name) || IGNORED_FLAGS.include?(name)
+        next false if LIBAFL_FLAGS.include?(name)
+
+        raise InvalidArgumentsError,
+              "the libafl engine has no -#{name} (it takes -#{(LIBAFL_FLAGS + RUZZY_FLAGS).join(", -")}; " \
+              "#{IGNORED_FLAGS.map { |flag| "-#{flag}" }.join(", ")} are ignored)"
+      end
+      limits = %w[runs max_total_time].map { |name| [Integer(args.value(name) || "0", 10), 0].max }
+      [LibFuzzerArgs.new([args.program, *words]), *limits]
+    rescue ArgumentError => e
+      raise if e.is_a?(InvalidArgumentsError)
+
+      raise InvalidArgumentsError, "-runs and -max_total_time take a whole number (#{e.message})"
+    end
+  end
+end

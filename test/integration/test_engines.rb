@@ -1,0 +1,108 @@
+# frozen_string_literal: true
+
+require "digest/sha1"
+require_relative "../test_helper"
+
+# `ruzzy --engine=libafl` and RUZZY_ENGINE=libafl: the same harnesses on
+# LibAFL's libFuzzer-compatible runtime, with ruzzy's findings, crash files,
+# run limits and replays.
+class TestEngines < Minitest::Test
+  HELLO = File.join(EXAMPLES, "hello.rb")
+  SAFE = "Ruzzy.fuzz(->(data) { data.include?(\"never\") ? 1 : nil; nil })"
+
+  def setup
+    require "ruzzy/engines"
+    prerequisite!(File.file?(Ruzzy::Engines.libafl_path), "LibAFL's runtime (bin/setup builds it)")
+  end
+
+  def test_finds_a_ruby_exception_and_writes_the_crash_file
+    in_tmpdir do |dir|
+      result = ruzzy("--engine=libafl", HELLO, "-max_total_time=120", chdir: dir)
+      assert_exit 77, result
+      assert_match(/using LibAFL's libFuzzer-compatible engine/, result.stderr)
+      assert_match(/RuntimeError: Hello\.parse: the FUZ record is not implemented/, result.stderr)
+      assert_match(%r{examples/lib/hello\.rb:\d+:in}, result.stderr)
+      crashes = artifacts(dir)
+      assert_equal 1, crashes.size, result.output
+      input = File.binread(File.join(dir, crashes.first))
+      assert_equal "crash-#{Digest::SHA1.hexdigest(input)}", crashes.first
+      assert_match(%r{Test unit written to \./#{crashes.first}}, result.stderr)
+      assert_match(/Minimise:  RUZZY_ENGINE=libfuzzer \S+ \S+ #{Regexp.escape(HELLO)} -minimize_crash=1/,
+                   result.stderr)
+
+      # The crash file reproduces under both engines.
+      [[], ["--engine=libafl"]].each do |engine|
+        replay = ruzzy(*engine, HELLO, crashes.first, chdir: dir)
+        assert_exit 77, replay
+        assert_match(/the FUZ record is not implemented/, replay.stderr)
+      end
+    end
+  end
+
+  def test_replays_input_files_and_says_so
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      File.write(File.join(dir, "one"), "hello")
+      File.write(File.join(dir, "two"), "")
+      result = ruzzy("--engine=libafl", harness, "one", "two", chdir: dir)
+      assert_exit 0, result
+      assert_match(/Running: one\n.*Executed one in \d+ ms\nRunning: two\n.*Executed two/m, result.stderr)
+      assert_match(/fuzzing was not performed/, result.stderr)
+    end
+  end
+
+  def test_ends_at_runs_and_at_max_total_time
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      result = ruzzy("--engine=libafl", harness, "-runs=#{runs(2000)}", chdir: dir)
+      assert_exit 0, result
+      assert_match(/^Done #{runs(2000)} runs in \d+ second\(s\)$/, result.stderr)
+
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      result = ruzzy("--engine=libafl", harness, "-max_total_time=2", "-seed=1", chdir: dir)
+      assert_exit 0, result
+      assert_match(/^Done \d+ runs in [23] second\(s\)$/, result.stderr)
+      assert_match(/the libafl engine ignores -seed=1 \(LibAFL decides it\)/, result.stderr)
+      assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 60
+    end
+  end
+
+  # LibAFL's runtime refuses to start without a coverage map: blind runs get one.
+  def test_fuzzes_without_coverage
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      result = ruzzy("--no-coverage", "--engine=libafl", harness, "-runs=#{runs(500)}", chdir: dir)
+      assert_exit 0, result
+      assert_match(/^Done #{runs(500)} runs/, result.stderr)
+    end
+  end
+
+  def test_ruzzy_engine_environment_picks_it_for_a_plain_ruby_harness
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      result = ruby(harness, "-runs=#{runs(300)}", chdir: dir, env: { "RUZZY_ENGINE" => "libafl" })
+      assert_exit 0, result
+      assert_match(/using LibAFL's libFuzzer-compatible engine/, result.stderr)
+      assert_match(/^Done #{runs(300)} runs/, result.stderr)
+    end
+  end
+
+  def test_a_flag_the_engine_does_not_have_is_named
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      result = ruzzy("--engine=libafl", harness, "-only_ascii=1", chdir: dir)
+      assert_exit 1, result
+      assert_match(/the libafl engine has no -only_ascii \(it takes -artifact_prefix, /, result.stderr)
+    end
+  end
+
+  def test_unknown_engine_and_sanitizer_combination_are_usage_errors
+    result = ruzzy("--engine=afl", "x.rb")
+    assert_exit 2, result
+    assert_match(/unknown engine "afl"; use one of libfuzzer, libafl/, result.stderr)
+
+    result = ruzzy("--engine=libafl", "--sanitizer=address", "x.rb")
+    assert_exit 2, result
+    assert_match(/--engine=libafl does not run with --sanitizer/, result.stderr)
+  end
+end

@@ -1,0 +1,70 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require "ruzzy"
+
+# Ruzzy::Engines: engine names, where LibAFL's runtime is and what is said
+# when it is missing, and libFuzzer's arguments translated for it.
+class TestEnginesUnit < Minitest::Test
+  Engines = Ruzzy::Engines
+
+  def args(*words)
+    Ruzzy::LibFuzzerArgs.new(["harness.rb", *words])
+  end
+
+  def test_names
+    assert_equal "libafl", Engines.canonical("LibAFL")
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.canonical("afl++") }
+    assert_match(/unknown engine "afl\+\+"; use one of libfuzzer, libafl/, error.message)
+  end
+
+  def test_environment_picks_the_engine
+    previous = ENV.fetch(Engines::ENV_NAME, nil)
+    ENV[Engines::ENV_NAME] = ""
+    assert_equal "libfuzzer", Engines.from_environment
+    ENV[Engines::ENV_NAME] = "libafl"
+    assert_equal "libafl", Engines.from_environment
+  ensure
+    ENV[Engines::ENV_NAME] = previous
+  end
+
+  def test_translation_keeps_its_flags_and_files_and_takes_the_run_limits
+    translated, runs, seconds = Engines.for_libafl(
+      args("-print_final_stats=1", "-timeout=25", "-runs=100", "-max_total_time=7", "-dict=words.txt",
+           "-exact_artifact_path=out", "corpus")
+    )
+    assert_equal ["harness.rb", "-timeout=25", "-dict=words.txt", "corpus"], translated.to_a
+    assert_equal [100, 7], [runs, seconds]
+    assert_equal [0, 0], Engines.for_libafl(args).drop(1)
+  end
+
+  def test_translation_names_what_it_cannot_take
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-fork=2")) }
+    assert_match(/the libafl engine has no -fork \(it takes -artifact_prefix, .*-runs, -max_total_time/,
+                 error.message)
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-runs=lots")) }
+    assert_match(/-runs and -max_total_time take a whole number/, error.message)
+  end
+
+  def test_translation_says_which_flags_libafl_decides_itself
+    _, err = capture_io { Engines.for_libafl(args("-seed=3", "-max_len=64", "-print_funcs=0")) }
+    assert_match(/the libafl engine ignores -seed=3 \(LibAFL decides it\)/, err)
+    assert_match(/ignores -max_len=64/, err)
+    refute_match(/print_funcs/, err)
+  end
+
+  def test_a_missing_runtime_says_how_to_get_it
+    Dir.mktmpdir do |dir|
+      Ruzzy::Sanitizers.stub(:native_dir, dir) do
+        error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path! }
+        assert_match(/the libafl engine \(libafl_libfuzzer\.so\) was not built when ruzzy was installed: /,
+                     error.message)
+        assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools.*precompiled gem/, error.message)
+
+        File.write(File.join(dir, Engines::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
+        error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path! }
+        assert_match(/the build failed \(cargo failed: no network\)/, error.message)
+      end
+    end
+  end
+end
