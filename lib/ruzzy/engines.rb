@@ -51,24 +51,25 @@ module Ruzzy
       name.empty? ? DEFAULT : canonical(name)
     end
 
-    # Where LibAFL's runtime is (whether or not it was built).
-    def libafl_path
-      File.join(Sanitizers.native_dir, LIBAFL_FILE)
+    # Where LibAFL's runtime is (whether or not it was built); +dir+ is
+    # where ruzzy's native files are.
+    def libafl_path(dir = Sanitizers.native_dir)
+      File.join(dir, LIBAFL_FILE)
     end
 
     # LibAFL's runtime; raises EngineUnavailableError, saying how to get it,
     # when it was not built.
-    def libafl_path!
-      file = libafl_path
+    def libafl_path!(dir = Sanitizers.native_dir)
+      file = libafl_path(dir)
       return file if File.file?(file)
 
       raise EngineUnavailableError,
-            "the libafl engine (#{LIBAFL_FILE}) was not built when ruzzy was installed: #{libafl_report}"
+            "the libafl engine (#{LIBAFL_FILE}) was not built when ruzzy was installed: #{libafl_report(dir)}"
     end
 
     # What the install-time build said, or how to ask for it.
-    def libafl_report
-      status = File.join(Sanitizers.native_dir, LIBAFL_STATUS_FILE)
+    def libafl_report(dir = Sanitizers.native_dir)
+      status = File.join(dir, LIBAFL_STATUS_FILE)
       said = File.file?(status) ? File.read(status).strip : ""
       said.empty? || said == "built" ? libafl_report_default : said
     end

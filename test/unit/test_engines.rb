@@ -55,16 +55,14 @@ class TestEnginesUnit < Minitest::Test
 
   def test_a_missing_runtime_says_how_to_get_it
     Dir.mktmpdir do |dir|
-      Ruzzy::Sanitizers.stub(:native_dir, dir) do
-        error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path! }
-        assert_match(/the libafl engine \(libafl_libfuzzer\.so\) was not built when ruzzy was installed: /,
-                     error.message)
-        assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools.*precompiled gem/, error.message)
+      error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }
+      assert_match(/the libafl engine \(libafl_libfuzzer\.so\) was not built when ruzzy was installed: /,
+                   error.message)
+      assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools.*precompiled gem/, error.message)
 
-        File.write(File.join(dir, Engines::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
-        error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path! }
-        assert_match(/the build failed \(cargo failed: no network\)/, error.message)
-      end
+      File.write(File.join(dir, Engines::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
+      error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }
+      assert_match(/the build failed \(cargo failed: no network\)/, error.message)
     end
   end
 end

@@ -1,7 +1,9 @@
 //! Ending a run at `-runs` and `-max_total_time` for an engine that does
 //! not (LibAFL's runtime reads neither flag), the way libFuzzer ends it: a
-//! `Done N runs in S second(s)` line and `exit` with status 0, so that the
-//! `atexit` handlers (a campaign's finding counts) still run.
+//! `Done N runs in S second(s)` line and status 0, after a campaign's
+//! finding counts are written. The process ends with `_exit`: the engine's
+//! own exit handlers and timers (LibAFL's per-input timeout, still armed)
+//! must not turn the end of the run into a finding.
 //!
 //! Invariants: configured once, before the driver starts, and only for such
 //! an engine; per input, one relaxed load when no limit is set, otherwise a
@@ -53,11 +55,12 @@ pub fn before_input() {
 
 fn finish(runs: u64) -> ! {
     let seconds = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000;
+    crate::findings::report::flush_at_exit();
     let _ = writeln!(std::io::stderr(), "Done {runs} runs in {seconds} second(s)");
     let _ = std::io::stdout().flush();
-    // SAFETY: ends the process on the fuzzing thread, as libFuzzer does at
-    // -runs; the atexit handlers registered by ruzzy expect exactly that.
-    unsafe { libc::exit(0) }
+    // SAFETY: ends the process at once, on the fuzzing thread; everything
+    // ruzzy had to write is written.
+    unsafe { libc::_exit(0) }
 }
 
 fn now_ns() -> u64 {

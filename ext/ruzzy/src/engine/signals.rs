@@ -27,6 +27,8 @@
 //!     without Ruby's help (async-signal-safe) and the report follows.
 //!     The alarm comes every second (libFuzzer's period is half the
 //!     timeout), so a timeout is reported within a second of `-timeout`.
+//!     Under LibAFL's runtime, which times each input with its own timer,
+//!     SIGALRM stays its own (a timeout is reported without Ruby frames).
 //!
 //! Invariants: every handler here is async-signal-safe up to the point
 //! where the process is about to die; handlers are installed once and
@@ -182,6 +184,11 @@ fn adopt() {
         if RUBY[index].get().is_some() {
             wrap(signal, index, on_deadly_signal);
         }
+    }
+    // LibAFL's runtime arms its own timer for each input and takes every
+    // SIGALRM for a timeout: its timeouts are left to it.
+    if crate::engine::libfuzzer::get().kind == crate::engine::libfuzzer::Kind::LibAfl {
+        return;
     }
     wrap(libc::SIGALRM, ALARM, on_alarm);
     if LIBFUZZER[ALARM].get().is_some() {

@@ -97,7 +97,7 @@ pub fn flush_findings_at_exit() {
 /// Writes a campaign's unwritten finding counts (`Ruzzy::Finding.flush`),
 /// when the process ends while libFuzzer runs on the fuzzing thread: then
 /// the interpreter is still whole and this thread holds the GVL.
-extern "C" fn flush_at_exit() {
+pub(crate) extern "C" fn flush_at_exit() {
     if crate::engine::target_state::driver_running_here() {
         let _ = rb::protect(|ruby| ruby.call_class_method(FINDING, "flush", &[]));
     }
