@@ -31,7 +31,7 @@ Gem::Specification.new do |spec|
   ].reject { |path| path.include?("/build/") || File.directory?(path) }
   spec.files = if precompiled
                  source_files.reject { |path| path.start_with?("ext/", "Cargo", ".cargo") } +
-                   Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}"]
+                   Dir["lib/ruzzy/[0-9]*.[0-9]*/*.{so,txt}", "lib/ruzzy/libafl_libfuzzer.so"]
                else
                  source_files
                end

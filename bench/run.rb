@@ -306,11 +306,8 @@ module Bench
     rows = PARSERS.flat_map do |name|
       [["all", DEFAULT_FEEDBACK], ["comparisons only", EARLIER_FEEDBACK]].map do |label, feedback|
         dir, speed, finding = corpus(name, feedback)
-        output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
-        summary = output[%r{(\d+) inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)}]
-        inputs, lines, total_lines, branches, total_branches = Regexp.last_match&.captures
-        [name, label, fmt(speed), inputs || "-", summary ? "#{lines}/#{total_lines}" : "-",
-         summary ? "#{branches}/#{total_branches}" : "-", finding || "-"]
+        lines, branches = replayed_coverage(name, dir)
+        [name, label, fmt(speed), Dir.children(dir).size.to_s, lines, branches, finding || "-"]
       end
     end
     table("Coverage reached in #{CORPUS_SECONDS} s from an empty corpus (-seed=1), replayed with `ruzzy cov`; " \
@@ -409,17 +406,59 @@ module Bench
 
   # Median time to solve each target (no sanitizer preload).
   def solves
-    rows = SOLVES.map do |label, path|
-      results = SEEDS.map do |seed|
-        output, seconds, status = ruzzy(path, "-seed=#{seed}", "-max_total_time=60")
-        [status.exitstatus == 77, seconds, output[/stat::number_of_executed_units: (\d+)/, 1].to_i]
-      end
-      solved = results.count(&:first)
-      [label, "#{solved}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
-       fmt(median(results.map(&:last)))]
-    end
+    rows = SOLVES.map { |label, path| [label, *solve_cells(path)] }
     table("Time to solve (median over seeds #{SEEDS.join(", ")}; limit 60 s)",
           %w[target solved seconds execs], rows)
+  end
+
+  # Solved runs out of SEEDS, median seconds and median execs of fuzzing
+  # +path+ with ruzzy's +flags+.
+  def solve_cells(path, *flags)
+    results = SEEDS.map do |seed|
+      output, seconds, status = ruzzy(*flags, path, "-seed=#{seed}", "-max_total_time=60")
+      [status.exitstatus == 77, seconds, output[/stat::number_of_executed_units: (\d+)/, 1].to_i]
+    end
+    ["#{results.count(&:first)}/#{results.size}", fmt(median(results.map { |r| r[1] }), 2),
+     fmt(median(results.map(&:last)))]
+  end
+end
+
+# The two engines side by side (docs/engines.md).
+module Bench
+  ENGINES = %w[libfuzzer libafl].freeze
+
+  module_function
+
+  # The solve table's targets and the standard-library parsers under each
+  # engine: time to solve; on each parser, from an empty corpus for
+  # CORPUS_SECONDS, execs/s and the coverage reached (replayed with
+  # `ruzzy cov`, so both engines are measured by Ruby's own Coverage).
+  def engines
+    rows = SOLVES.map { |label, path| [label, *ENGINES.flat_map { |engine| solve_cells(path, "--engine=#{engine}") }] }
+    table("Time to solve under each engine (median of #{SEEDS.size} runs; LibAFL ignores -seed; limit 60 s)",
+          ["target", *ENGINES.flat_map { |engine| ["#{engine} solved", "seconds", "execs"] }], rows)
+    rows = PARSERS.map { |name| [name, *ENGINES.flat_map { |engine| engine_coverage(name, engine) }] }
+    table("Standard-library parsers under each engine, #{CORPUS_SECONDS} s from an empty corpus; " \
+          "coverage replayed with `ruzzy cov`",
+          ["target", *ENGINES.flat_map { |engine| ["#{engine} execs/s", "lines", "branches", "stopped by"] }], rows)
+  end
+
+  def engine_coverage(name, engine)
+    Dir.mktmpdir("ruzzy-bench-engine") do |dir|
+      output, elapsed, = ruzzy("--engine=#{engine}", target(name), dir, "-seed=1",
+                               "-max_total_time=#{CORPUS_SECONDS}")
+      execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+      finding = output[/uncaught Ruby exception in the fuzz target\n(\S+):/, 1]
+      lines, branches = replayed_coverage(name, dir)
+      [fmt(execs.fdiv([elapsed, CORPUS_SECONDS].min)), lines, branches, finding || "-"]
+    end
+  end
+
+  # Lines and branches ("covered/total") that replaying +dir+ reaches.
+  def replayed_coverage(name, dir)
+    output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
+    found = output.match(%r{lines (\d+)/(\d+) .*branches (\d+)/(\d+)})
+    found ? ["#{found[1]}/#{found[2]}", "#{found[3]}/#{found[4]}"] : %w[- -]
   end
 end
 
@@ -603,7 +642,8 @@ module Bench
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
-              parsers campaign solves detectors detector_cost detector_instructions instructions c_extensions].freeze
+              parsers campaign solves engines detectors detector_cost detector_instructions instructions
+              c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

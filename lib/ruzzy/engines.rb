@@ -51,15 +51,18 @@ module Ruzzy
       name.empty? ? DEFAULT : canonical(name)
     end
 
-    # Where LibAFL's runtime is (whether or not it was built); +dir+ is
-    # where ruzzy's native files are.
-    def libafl_path(dir = Sanitizers.native_dir)
-      File.join(dir, LIBAFL_FILE)
+    # Where LibAFL's runtime is (whether or not it was built): among the
+    # native files (a source install), or once beside this file for every
+    # Ruby (the precompiled gem); only in +dir+ when given.
+    def libafl_path(dir = nil)
+      dirs = dir ? [dir] : [Sanitizers.native_dir, __dir__].uniq
+      files = dirs.map { |place| File.join(place, LIBAFL_FILE) }
+      files.find { |file| File.file?(file) } || files.first
     end
 
     # LibAFL's runtime; raises EngineUnavailableError, saying how to get it,
     # when it was not built.
-    def libafl_path!(dir = Sanitizers.native_dir)
+    def libafl_path!(dir = nil)
       file = libafl_path(dir)
       return file if File.file?(file)
 
@@ -68,8 +71,8 @@ module Ruzzy
     end
 
     # What the install-time build said, or how to ask for it.
-    def libafl_report(dir = Sanitizers.native_dir)
-      status = File.join(dir, LIBAFL_STATUS_FILE)
+    def libafl_report(dir = nil)
+      status = File.join(dir || Sanitizers.native_dir, LIBAFL_STATUS_FILE)
       said = File.file?(status) ? File.read(status).strip : ""
       said.empty? || said == "built" ? libafl_report_default : said
     end

@@ -5,15 +5,19 @@
 //! own exit handlers and timers (LibAFL's per-input timeout, still armed)
 //! must not turn the end of the run into a finding.
 //!
+//! It also counts the inputs, for libFuzzer's final statistics
+//! (`stat::number_of_executed_units`, `stat::average_exec_per_sec`), printed
+//! when the run ends and after a finding ([`print_final_stats`]).
+//!
 //! Invariants: configured once, before the driver starts, and only for such
-//! an engine; per input, one relaxed load when no limit is set, otherwise a
-//! counter and a read of the coarse monotonic clock; nothing allocates
-//! until the run ends.
+//! an engine; per input, one relaxed load when it is not configured,
+//! otherwise a counter and, with a time limit, a read of the coarse
+//! monotonic clock; nothing allocates until the run ends.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Whether a limit is set.
+/// Whether the run is counted (an engine without run limits of its own).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Inputs to run (0: no limit).
 static MAX_RUNS: AtomicU64 = AtomicU64::new(0);
@@ -35,7 +39,7 @@ pub fn configure(runs: u64, seconds: u64) {
         now.saturating_add(seconds.saturating_mul(1_000_000_000))
     };
     DEADLINE_NS.store(deadline, Ordering::Relaxed);
-    ACTIVE.store(runs != 0 || seconds != 0, Ordering::Relaxed);
+    ACTIVE.store(true, Ordering::Relaxed);
 }
 
 /// Called before each input: ends the process when a limit is reached.
@@ -53,10 +57,26 @@ pub fn before_input() {
     RUNS.store(runs + 1, Ordering::Relaxed);
 }
 
+/// Prints libFuzzer's final statistics of a counted run (nothing
+/// otherwise).
+pub fn print_final_stats() {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return;
+    }
+    let runs = RUNS.load(Ordering::Relaxed);
+    let elapsed_ns = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)).max(1);
+    let per_sec = u128::from(runs) * 1_000_000_000 / u128::from(elapsed_ns);
+    let _ = writeln!(
+        std::io::stderr(),
+        "stat::number_of_executed_units: {runs}\nstat::average_exec_per_sec:     {per_sec}"
+    );
+}
+
 fn finish(runs: u64) -> ! {
     let seconds = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000;
     crate::findings::report::flush_at_exit();
     let _ = writeln!(std::io::stderr(), "Done {runs} runs in {seconds} second(s)");
+    print_final_stats();
     let _ = std::io::stdout().flush();
     // SAFETY: ends the process at once, on the fuzzing thread; everything
     // ruzzy had to write is written.

@@ -42,6 +42,7 @@ pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
 fn end_with_finding() -> ! {
     use crate::engine::libfuzzer::{get, Kind};
     if get().kind == Kind::LibAfl {
+        crate::engine::run_limits::print_final_stats();
         let _ = std::io::stderr().flush();
         // SAFETY: _exit ends the process at once; the report is printed and
         // the artifact written.
