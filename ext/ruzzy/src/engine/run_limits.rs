@@ -64,7 +64,9 @@ pub fn print_final_stats() {
         return;
     }
     let runs = RUNS.load(Ordering::Relaxed);
-    let elapsed_ns = now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)).max(1);
+    let elapsed_ns = now_ns()
+        .saturating_sub(STARTED_NS.load(Ordering::Relaxed))
+        .max(1);
     let per_sec = u128::from(runs) * 1_000_000_000 / u128::from(elapsed_ns);
     let _ = writeln!(
         std::io::stderr(),
