@@ -429,14 +429,17 @@ module Bench
 
   module_function
 
-  # The solve table's targets and the standard-library parsers under each
-  # engine: time to solve; on each parser, from an empty corpus for
-  # CORPUS_SECONDS, execs/s and the coverage reached (replayed with
-  # `ruzzy cov`, so both engines are measured by Ruby's own Coverage).
-  def engines
+  # The solve table's targets under each engine: time to solve.
+  def engine_solves
     rows = SOLVES.map { |label, path| [label, *ENGINES.flat_map { |engine| solve_cells(path, "--engine=#{engine}") }] }
     table("Time to solve under each engine (median of #{SEEDS.size} runs; LibAFL ignores -seed; limit 60 s)",
           ["target", *ENGINES.flat_map { |engine| ["#{engine} solved", "seconds", "execs"] }], rows)
+  end
+
+  # The standard-library parsers under each engine, from an empty corpus
+  # for CORPUS_SECONDS: execs/s and the coverage reached (replayed with
+  # `ruzzy cov`, so both engines are measured by Ruby's own Coverage).
+  def engine_parsers
     rows = PARSERS.map { |name| [name, *ENGINES.flat_map { |engine| engine_coverage(name, engine) }] }
     table("Standard-library parsers under each engine, #{CORPUS_SECONDS} s from an empty corpus; " \
           "coverage replayed with `ruzzy cov`",
@@ -454,10 +457,11 @@ module Bench
     end
   end
 
-  # Lines and branches ("covered/total") that replaying +dir+ reaches.
+  # Lines and branches ("covered/total") that replaying +dir+ reaches in
+  # every file it loads (the parser's own included).
   def replayed_coverage(name, dir)
-    output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "-o", report, target(name), dir) }
-    found = output.match(%r{lines (\d+)/(\d+) .*branches (\d+)/(\d+)})
+    output, = Dir.mktmpdir("ruzzy-bench-cov") { |report| ruzzy("cov", "--all", "-o", report, target(name), dir) }
+    found = output.match(%r{\d+ inputs .*lines (\d+)/(\d+) .*branches (\d+)/(\d+)})
     found ? ["#{found[1]}/#{found[2]}", "#{found[3]}/#{found[4]}"] : %w[- -]
   end
 end
@@ -642,8 +646,8 @@ module Bench
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
-              parsers campaign solves engines detectors detector_cost detector_instructions instructions
-              c_extensions].freeze
+              parsers campaign solves engine_solves engine_parsers detectors detector_cost detector_instructions
+              instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

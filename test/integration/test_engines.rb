@@ -96,6 +96,20 @@ class TestEngines < Minitest::Test
     end
   end
 
+  def test_custom_mutators_are_refused_and_typed_inputs_mutated_as_bytes
+    in_tmpdir do |dir|
+      harness = write_harness(dir, "Ruzzy.fuzz(->(data) { nil }, mutator: ->(data, max, seed) { data })")
+      result = ruzzy("--engine=libafl", harness, "-runs=10", chdir: dir)
+      assert_exit 1, result
+      assert_match(/custom mutators and crossover do not run under the libafl engine \(yet\)/, result.stderr)
+
+      typed = write_harness(dir, "Ruzzy.fuzz(->(n) { nil }, Ruzzy::Gen.integer(0..9))", name: "typed.rb")
+      result = ruzzy("--engine=libafl", typed, "-runs=#{runs(200)}", chdir: dir)
+      assert_exit 0, result
+      assert_match(/typed inputs are mutated as bytes: the libafl engine has no custom mutator hooks/, result.stderr)
+    end
+  end
+
   def test_unknown_engine_and_sanitizer_combination_are_usage_errors
     result = ruzzy("--engine=afl", "x.rb")
     assert_exit 2, result

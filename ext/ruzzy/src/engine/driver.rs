@@ -72,23 +72,27 @@ pub fn fuzz(
     let customised = !mutator.is_nil() || !crossover.is_nil();
     let preloaded = matches!(engine.origin, libfuzzer::Origin::Preloaded { .. });
     let hooks = !preloaded || custom_mutator::preload_takes_mutators();
+    let libafl = engine.kind == libfuzzer::Kind::LibAfl;
     if customised && !hooks {
         STARTED.store(false, Ordering::SeqCst);
-        return Err(tagged(
-            ruby,
-            "InvalidArgumentsError",
+        let message = if libafl {
+            "custom mutators and crossover do not run under the libafl engine (yet); use the \
+             libfuzzer engine"
+        } else {
             "custom mutators and crossover need ruzzy's bundled libFuzzer or a sanitizer preload \
              ruzzy built; this preloaded libFuzzer has no custom mutator hooks (rebuild the \
              preloads: gem pristine ruzzy)"
-                .to_owned(),
-        ));
+        };
+        return Err(tagged(ruby, "InvalidArgumentsError", message.to_owned()));
     }
     if !hooks {
         if !schema.is_nil() {
-            let _ = writeln!(
+            let _ =
+                writeln!(
                 std::io::stderr(),
-                "INFO: ruzzy: typed inputs are mutated as bytes: this preloaded libFuzzer has no \
-                 custom mutator hooks for structure-aware mutation"
+                "INFO: ruzzy: typed inputs are mutated as bytes: {} has no custom mutator hooks \
+                 for structure-aware mutation",
+                if libafl { "the libafl engine" } else { "this preloaded libFuzzer" }
             );
         }
     } else if mutator.is_nil() {
