@@ -221,9 +221,7 @@ module Ruzzy
 
     # ruzzy's options for a campaign's worker: the campaign's own left out.
     def worker_options(words)
-      words = words.reject { |word| word == "--" || word == "--keep-going" || word.start_with?("--findings=") }
-      words.each_index.reject { |index| words[index] == "--findings" || words[index - 1] == "--findings" }
-           .map { |index| words[index] }
+      Relaunch.without_option(words - ["--", "--keep-going"], "--findings")
     end
 
     def run_dummy(args)

@@ -98,10 +98,7 @@ module Ruzzy
     # files and directories kept. Raises InvalidArgumentsError naming any
     # other flag. Returns [arguments, runs, seconds] (0: no limit).
     def for_libafl(args)
-      words = args.to_a.drop(1).reject do |word|
-        name = word[/\A-([a-z_]+)=/, 1]
-        next false unless name
-
+      kept = args.reject_flags do |name, word|
         $stderr.write("INFO: ruzzy: the libafl engine ignores #{word} (LibAFL decides it)\n") if decided?(name)
         next true if RUZZY_FLAGS.include?(name) || IGNORED_FLAGS.include?(name)
         next false if LIBAFL_FLAGS.include?(name)
@@ -111,7 +108,7 @@ module Ruzzy
               "#{IGNORED_FLAGS.map { |flag| "-#{flag}" }.join(", ")} are ignored)"
       end
       limits = %w[runs max_total_time].map { |name| [Integer(args.value(name) || "0", 10), 0].max }
-      [LibFuzzerArgs.new([args.program, *words]), *limits]
+      [kept, *limits]
     rescue ArgumentError => e
       raise if e.is_a?(InvalidArgumentsError)
 

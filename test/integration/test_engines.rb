@@ -15,6 +15,17 @@ class TestEngines < Minitest::Test
     prerequisite!(File.file?(Ruzzy::Engines.libafl_path), "LibAFL's runtime (bin/setup builds it)")
   end
 
+  # Runs a harness that finds nothing with +words+ before it and +flags+
+  # after it, through the ruzzy command or plain Ruby, and checks that it
+  # ran its +runs+ inputs.
+  def fuzz_safe(dir, *words, runs:, flags: [], command: :ruzzy, env: {})
+    harness = write_harness(dir, SAFE)
+    result = send(command, *words, harness, "-runs=#{runs}", *flags, chdir: dir, env:)
+    assert_exit 0, result
+    assert_match(/^Done #{runs} runs in \d+ second\(s\)$/, result.stderr)
+    result
+  end
+
   def test_finds_a_ruby_exception_and_writes_the_crash_file
     in_tmpdir do |dir|
       result = ruzzy("--engine=libafl", HELLO, "-max_total_time=120", chdir: dir)
@@ -53,11 +64,9 @@ class TestEngines < Minitest::Test
 
   def test_ends_at_runs_and_at_max_total_time
     in_tmpdir do |dir|
-      harness = write_harness(dir, SAFE)
-      result = ruzzy("--engine=libafl", harness, "-runs=#{runs(2000)}", chdir: dir)
-      assert_exit 0, result
-      assert_match(/^Done #{runs(2000)} runs in \d+ second\(s\)$/, result.stderr)
+      fuzz_safe(dir, "--engine=libafl", runs: runs(2000))
 
+      harness = write_harness(dir, SAFE)
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       result = ruzzy("--engine=libafl", harness, "-max_total_time=2", "-seed=1", chdir: dir)
       assert_exit 0, result
@@ -70,20 +79,14 @@ class TestEngines < Minitest::Test
   # LibAFL's runtime refuses to start without a coverage map: blind runs get one.
   def test_fuzzes_without_coverage
     in_tmpdir do |dir|
-      harness = write_harness(dir, SAFE)
-      result = ruzzy("--no-coverage", "--engine=libafl", harness, "-runs=#{runs(500)}", chdir: dir)
-      assert_exit 0, result
-      assert_match(/^Done #{runs(500)} runs/, result.stderr)
+      fuzz_safe(dir, "--no-coverage", "--engine=libafl", runs: runs(500))
     end
   end
 
   def test_ruzzy_engine_environment_picks_it_for_a_plain_ruby_harness
     in_tmpdir do |dir|
-      harness = write_harness(dir, SAFE)
-      result = ruby(harness, "-runs=#{runs(300)}", chdir: dir, env: { "RUZZY_ENGINE" => "libafl" })
-      assert_exit 0, result
+      result = fuzz_safe(dir, runs: runs(300), command: :ruby, env: { "RUZZY_ENGINE" => "libafl" })
       assert_match(/using LibAFL's libFuzzer-compatible engine/, result.stderr)
-      assert_match(/^Done #{runs(300)} runs/, result.stderr)
     end
   end
 

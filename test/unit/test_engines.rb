@@ -53,6 +53,15 @@ class TestEnginesUnit < Minitest::Test
     refute_match(/print_funcs/, err)
   end
 
+  # The minimising command (libfuzzer engine) and a campaign's workers
+  # (without --findings) are the starting command less one option.
+  def test_an_option_is_dropped_in_both_spellings
+    words = ["ruzzy", "--engine", "libafl", "-I", "lib", "--engine=libafl", "--findings=out", "h.rb"]
+    assert_equal ["ruzzy", "-I", "lib", "--findings=out", "h.rb"], Ruzzy::Relaunch.without_option(words, "--engine")
+    assert_equal ["--engine", "x"], Ruzzy::Relaunch.without_option(["--findings", "dir", "--engine", "x"], "--findings")
+    assert_equal ["h.rb", "--engine"], Ruzzy::Relaunch.without_option(["h.rb", "--engine"], "--findings")
+  end
+
   def test_a_missing_runtime_says_how_to_get_it
     Dir.mktmpdir do |dir|
       error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require "rbconfig"
+require_relative "../engine/relaunch"
 require_relative "../engines"
 require_relative "../sanitizers"
 
@@ -31,9 +31,7 @@ module Ruzzy
       def relaunch_with(file, environment)
         return if Sanitizers.preloaded?(file)
 
-        $stdout.flush
-        $stderr.flush
-        exec(environment, RbConfig.ruby, File.expand_path(@program), *@original_argv)
+        Relaunch.exec_ruby(environment, [File.expand_path(@program), *@original_argv])
       end
     end
   end

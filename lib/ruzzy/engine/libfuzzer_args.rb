@@ -14,6 +14,15 @@ module Ruzzy
     # target (any value but 0).
     PARENT_FLAGS = %w[fork jobs workers merge minimize_crash set_cover_merge].freeze
 
+    # A flag: -name=value.
+    FLAG = /\A-([a-z_]+)=/
+
+    # The name of the flag +word+ ("-runs=5": "runs"), or nil when +word+
+    # is not a flag (an input file or directory).
+    def self.flag_name(word)
+      word[FLAG, 1]
+    end
+
     # Checks +args+ (an Array of Strings without NUL bytes, the program name
     # first) and returns them parsed; raises InvalidArgumentsError (tagged
     # onto RuntimeError or TypeError, as Ruzzy 0.8's c_fuzz raised) otherwise.
@@ -74,8 +83,19 @@ module Ruzzy
     # The same arguments with each of +flags+ ("-name=value") that is not
     # given already added right after the program name.
     def with_defaults(flags)
-      missing = flags.reject { |flag| given?(flag[/\A-([^=]+)=/, 1]) }
+      missing = flags.reject { |flag| given?(LibFuzzerArgs.flag_name(flag)) }
       LibFuzzerArgs.new([program, *missing, *@words.drop(1)])
+    end
+
+    # The same arguments without the flags for which the block, given the
+    # flag's name and the flag, returns true (input files and directories
+    # are kept).
+    def reject_flags
+      kept = @words.drop(1).reject do |word|
+        name = LibFuzzerArgs.flag_name(word)
+        name && yield(name, word)
+      end
+      LibFuzzerArgs.new([program, *kept])
     end
 
     # The same arguments with -+name+=+value+ in place of any -+name+ given.

@@ -42,5 +42,24 @@ module Ruzzy
     def shell(words)
       Shellwords.join(words)
     end
+
+    # +words+ without the long option +name+ ("--engine"), given as
+    # --engine=VALUE or as --engine VALUE.
+    def without_option(words, name)
+      skip = false
+      words.reject do |word|
+        dropped = skip || word == name || word.start_with?("#{name}=")
+        skip = word == name
+        dropped
+      end
+    end
+
+    # Replaces this process with the same Ruby running +args+ under
+    # +environment+ (added to this one), once the output so far is out.
+    def exec_ruby(environment, args)
+      $stdout.flush
+      $stderr.flush
+      exec(environment, RbConfig.ruby, *args)
+    end
   end
 end

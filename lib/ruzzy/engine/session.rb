@@ -153,11 +153,8 @@ module Ruzzy
     def minimise_command_line
       return command_line if engine_writes_artifacts?
 
-      words = Relaunch.prefix(DEFAULT_ARGS.drop(1))
-      kept = words.each_index.reject do |index|
-        words[index].start_with?("--engine=") || words[index] == "--engine" || words[index - 1] == "--engine"
-      end
-      "#{Engines::ENV_NAME}=#{Engines::DEFAULT} #{Relaunch.shell(kept.map { |index| words[index] })}"
+      words = Relaunch.without_option(Relaunch.prefix(DEFAULT_ARGS.drop(1)), "--engine")
+      "#{Engines::ENV_NAME}=#{Engines::DEFAULT} #{Relaunch.shell(words)}"
     end
 
     private
@@ -182,9 +179,13 @@ module Ruzzy
 
     def relaunch_with_libafl
       environment = Engines.libafl_environment
-      $stdout.flush
-      $stderr.flush
-      exec(environment, RbConfig.ruby, *Relaunch::ORIGINAL_WORDS.drop(1))
+      if Relaunch::ORIGINAL_WORDS.empty?
+        raise EngineUnavailableError,
+              "cannot start this process again with LibAFL's runtime preloaded (/proc/self/cmdline is unreadable): " \
+              "run it with LD_PRELOAD=#{Engines.libafl_path!} #{Engines::ENV_NAME}=libafl"
+      end
+
+      Relaunch.exec_ruby(environment, Relaunch::ORIGINAL_WORDS.drop(1))
     end
 
     # Prepares coverage, comparison hooks, the dictionary and the bug

@@ -72,7 +72,7 @@ pub fn fuzz(
     let customised = !mutator.is_nil() || !crossover.is_nil();
     let preloaded = matches!(engine.origin, libfuzzer::Origin::Preloaded { .. });
     let hooks = !preloaded || custom_mutator::preload_takes_mutators();
-    let libafl = engine.kind == libfuzzer::Kind::LibAfl;
+    let libafl = engine.is_libafl();
     if customised && !hooks {
         STARTED.store(false, Ordering::SeqCst);
         let message = if libafl {
@@ -128,13 +128,14 @@ pub fn fuzz(
     signals::prepare(runs_children);
     value_profile_gate::configure(value_profile);
     crate::findings::report::flush_findings_at_exit();
-    if !hook::register() && engine.kind == libfuzzer::Kind::LibAfl {
+    if !hook::register() && engine.is_libafl() {
         blind_map::register(engine);
     }
 
-    let replay: Vec<String> = match engine.kind {
-        libfuzzer::Kind::LibAfl => args.funcall("replay_files", ())?,
-        libfuzzer::Kind::LibFuzzer => Vec::new(),
+    let replay: Vec<String> = if engine.is_libafl() {
+        args.funcall("replay_files", ())?
+    } else {
+        Vec::new()
     };
     if !replay.is_empty() {
         target_state::set_driver_running(true);

@@ -181,6 +181,12 @@ extern "C" fn memmem_as_memcmp(
 }
 
 impl Engine {
+    /// Whether this is LibAFL's runtime (ruzzy then ends runs, writes the
+    /// artifacts of Ruby findings and leaves timeouts to the engine).
+    pub fn is_libafl(&self) -> bool {
+        self.kind == Kind::LibAfl
+    }
+
     /// One line for the log, in libFuzzer's `INFO:` style.
     pub fn describe(&self) -> String {
         match (&self.origin, self.kind) {

@@ -187,7 +187,7 @@ fn adopt() {
     }
     // LibAFL's runtime arms its own timer for each input and takes every
     // SIGALRM for a timeout: its timeouts are left to it.
-    if crate::engine::libfuzzer::get().kind == crate::engine::libfuzzer::Kind::LibAfl {
+    if crate::engine::libfuzzer::get().is_libafl() {
         return;
     }
     wrap(libc::SIGALRM, ALARM, on_alarm);

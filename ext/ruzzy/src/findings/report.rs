@@ -40,8 +40,7 @@ pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
 /// under LibAFL's runtime the finding's exit status (the artifact is
 /// written).
 fn end_with_finding() -> ! {
-    use crate::engine::libfuzzer::{get, Kind};
-    if get().kind == Kind::LibAfl {
+    if crate::engine::libfuzzer::get().is_libafl() {
         crate::engine::run_limits::print_final_stats();
         let _ = std::io::stderr().flush();
         // SAFETY: _exit ends the process at once; the report is printed and
