@@ -22,17 +22,17 @@ module Ruzzy
     LIBAFL_STATUS_FILE = "libafl.txt"
 
     # LibAFL's runtime reads these libFuzzer flags the same way.
-    LIBAFL_FLAGS = %w[artifact_prefix timeout dict use_value_profile rss_limit_mb malloc_limit_mb
-                      close_fd_mask help].freeze
+    LIBAFL_FLAGS = %w[artifact_prefix timeout dict use_value_profile malloc_limit_mb close_fd_mask help].freeze
     # ruzzy does these itself under LibAFL: it ends the run at -runs and
-    # -max_total_time and writes the artifact of a Ruby finding
-    # (-exact_artifact_path).
-    RUZZY_FLAGS = %w[runs max_total_time exact_artifact_path].freeze
+    # -max_total_time and at -rss_limit_mb (LibAFL's runtime is told no
+    # limit), and writes the artifact of every finding
+    # (-exact_artifact_path). It reports -timeout too, from LibAFL's timer.
+    RUZZY_FLAGS = %w[runs max_total_time rss_limit_mb exact_artifact_path].freeze
     # Flags that change nothing under LibAFL and are left out: ruzzy's own
     # defaults, silently, and those LibAFL decides itself (its own random
-    # seed and input size limit), with a line that says so.
+    # seed, input size limit and mutations), with a line that says so.
     DEFAULT_FLAGS = %w[print_final_stats print_funcs detect_leaks].freeze
-    DECIDED_FLAGS = %w[seed max_len len_control].freeze
+    DECIDED_FLAGS = %w[seed max_len len_control only_ascii].freeze
     IGNORED_FLAGS = (DEFAULT_FLAGS + DECIDED_FLAGS).freeze
 
     module_function
@@ -96,7 +96,8 @@ module Ruzzy
     # libFuzzer's arguments (a LibFuzzerArgs) as LibAFL's runtime takes
     # them: its own flags kept, ruzzy's and the ignored ones left out, input
     # files and directories kept. Raises InvalidArgumentsError naming any
-    # other flag. Returns [arguments, runs, seconds] (0: no limit).
+    # other flag. Returns [arguments, runs, seconds, rss_limit_mb] (0: no
+    # limit).
     def for_libafl(args)
       kept = args.reject_flags do |name, word|
         $stderr.write("INFO: ruzzy: the libafl engine ignores #{word} (LibAFL decides it)\n") if decided?(name)
@@ -108,7 +109,7 @@ module Ruzzy
               "#{IGNORED_FLAGS.map { |flag| "-#{flag}" }.join(", ")} are ignored)"
       end
       limits = %w[runs max_total_time].map { |name| [Integer(args.value(name) || "0", 10), 0].max }
-      [kept, *limits]
+      [kept.with("rss_limit_mb", 0), *limits, args.rss_limit_mb]
     rescue ArgumentError => e
       raise if e.is_a?(InvalidArgumentsError)
 

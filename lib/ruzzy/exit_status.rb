@@ -24,6 +24,12 @@ module Ruzzy
   # finding; no crash file is written.
   EXIT_INTERNAL_ERROR = 3
 
+  # An input ran past -timeout (libFuzzer's -timeout_exitcode).
+  EXIT_TIMEOUT = 70
+
+  # The process went over -rss_limit_mb (libFuzzer's out-of-memory status).
+  EXIT_OUT_OF_MEMORY = 71
+
   # The run was interrupted (libFuzzer's -interrupted_exitcode).
   EXIT_INTERRUPTED = 72
 

@@ -93,9 +93,9 @@ class TestEngines < Minitest::Test
   def test_a_flag_the_engine_does_not_have_is_named
     in_tmpdir do |dir|
       harness = write_harness(dir, SAFE)
-      result = ruzzy("--engine=libafl", harness, "-only_ascii=1", chdir: dir)
+      result = ruzzy("--engine=libafl", harness, "-reduce_inputs=0", "-runs=10", chdir: dir)
       assert_exit 1, result
-      assert_match(/the libafl engine has no -only_ascii \(it takes -artifact_prefix, /, result.stderr)
+      assert_match(/the libafl engine has no -reduce_inputs \(it takes -artifact_prefix, /, result.stderr)
     end
   end
 

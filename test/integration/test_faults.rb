@@ -225,3 +225,20 @@ class TestFaults < Minitest::Test
   # The fault fixture built without any sanitizer (runs with the bundled
   # libFuzzer).
 end
+
+# The same fault matrix on LibAFL's runtime (RUZZY_ENGINE=libafl: the
+# commands stay the same), whose crash, timeout and memory handling ruzzy
+# takes over: the same reports, artifacts and exit statuses. AddressSanitizer
+# does not run under it (yet).
+class TestFaultsUnderLibAFL < TestFaults
+  undef_method :test_deep_c_raises_under_asan_invent_nothing
+
+  def setup
+    require "ruzzy/engines"
+    prerequisite!(File.file?(Ruzzy::Engines.libafl_path), "LibAFL's runtime (bin/setup builds it)")
+  end
+
+  def ruzzy(*args, chdir: Dir.pwd, env: {})
+    super(*args, chdir:, env: { "RUZZY_ENGINE" => "libafl" }.merge(env))
+  end
+end

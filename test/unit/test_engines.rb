@@ -29,13 +29,14 @@ class TestEnginesUnit < Minitest::Test
   end
 
   def test_translation_keeps_its_flags_and_files_and_takes_the_run_limits
-    translated, runs, seconds = Engines.for_libafl(
+    translated, runs, seconds, rss_limit_mb = Engines.for_libafl(
       args("-print_final_stats=1", "-timeout=25", "-runs=100", "-max_total_time=7", "-dict=words.txt",
-           "-exact_artifact_path=out", "corpus")
+           "-exact_artifact_path=out", "-rss_limit_mb=300", "corpus")
     )
-    assert_equal ["harness.rb", "-timeout=25", "-dict=words.txt", "corpus"], translated.to_a
-    assert_equal [100, 7], [runs, seconds]
-    assert_equal [0, 0], Engines.for_libafl(args).drop(1)
+    # LibAFL's runtime is told no memory limit: ruzzy keeps it.
+    assert_equal ["harness.rb", "-timeout=25", "-dict=words.txt", "corpus", "-rss_limit_mb=0"], translated.to_a
+    assert_equal [100, 7, 300], [runs, seconds, rss_limit_mb]
+    assert_equal [0, 0, 2048], Engines.for_libafl(args).drop(1), "libFuzzer's defaults: no run limits, 2 GiB"
   end
 
   def test_translation_names_what_it_cannot_take

@@ -65,6 +65,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let ruzzy = ruby.define_module("Ruzzy")?;
     engine::internal_error::install(ruzzy)?;
     findings::report::configure(ruzzy)?;
+    findings::fatal::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
     ruzzy.const_set("GUIDANCE_STEPS", feedback::harness_guidance::MAX_STEPS)?;
     ruzzy.const_set(
@@ -98,10 +99,10 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_mutate" => input::custom_mutator::mutate, 2;
         "_engine" => engine::driver::engine_description, 0;
         "_engine_kind" => engine::driver::engine_kind, 0;
-        "_set_run_limits" => engine::run_limits::configure, 2;
+        "_set_run_limits" => engine::run_limits::configure, 3;
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
-        "_configure_reproduction" => findings::reproduce::configure, 6;
+        "_configure_reproduction" => findings::reproduce::configure, 7;
         "_overdue_input" => engine::target_state::overdue_input, 1;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;

@@ -9,6 +9,8 @@ module Ruzzy
   class LibFuzzerArgs
     # libFuzzer's own -timeout when none is given.
     LIBFUZZER_DEFAULT_TIMEOUT = 1200
+    # libFuzzer's own -rss_limit_mb when none is given.
+    LIBFUZZER_DEFAULT_RSS_LIMIT_MB = 2048
 
     # Flags with which libFuzzer runs child processes rather than the
     # target (any value but 0).
@@ -107,10 +109,13 @@ module Ruzzy
     # -timeout in seconds (0: none); libFuzzer's default when the value is
     # not a whole number of seconds.
     def timeout
-      seconds = Integer(value("timeout") || LIBFUZZER_DEFAULT_TIMEOUT, 10)
-      seconds.negative? ? LIBFUZZER_DEFAULT_TIMEOUT : seconds
-    rescue ArgumentError
-      LIBFUZZER_DEFAULT_TIMEOUT
+      whole_number("timeout", LIBFUZZER_DEFAULT_TIMEOUT)
+    end
+
+    # -rss_limit_mb (0: none); libFuzzer's default when the value is not a
+    # whole number.
+    def rss_limit_mb
+      whole_number("rss_limit_mb", LIBFUZZER_DEFAULT_RSS_LIMIT_MB)
     end
 
     # The input files among the arguments (libFuzzer runs them instead of
@@ -147,6 +152,17 @@ module Ruzzy
       return path if path
 
       "#{value("artifact_prefix") || "./"}#{kind}#{sha1}"
+    end
+
+    private
+
+    # The value of -+name+ as a whole number, or +default+ when it is not
+    # given, not one, or negative.
+    def whole_number(name, default)
+      number = Integer(value(name) || default.to_s, 10)
+      number.negative? ? default : number
+    rescue ArgumentError
+      default
     end
   end
 end

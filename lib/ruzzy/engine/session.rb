@@ -172,8 +172,8 @@ module Ruzzy
       relaunch_with_libafl if @engine != "libafl" && Engines.from_environment == "libafl"
       return args unless @engine == "libafl"
 
-      args, runs, seconds = Engines.for_libafl(args)
-      Ruzzy::Native._set_run_limits(runs, seconds)
+      args, runs, seconds, rss_limit_mb = Engines.for_libafl(args)
+      Ruzzy::Native._set_run_limits(runs, seconds, rss_limit_mb)
       args
     end
 
@@ -209,7 +209,8 @@ module Ruzzy
     def configure_reproduction(args)
       files = args.input_files.map { |path| [Digest::SHA1.file(path).hexdigest, Shellwords.escape(path)] }
       exact = args.value("exact_artifact_path")
-      Ruzzy::Native._configure_reproduction(command_line, Shellwords.escape(args.value("artifact_prefix") || "./"),
+      Ruzzy::Native._configure_reproduction(command_line, minimise_command_line,
+                                            Shellwords.escape(args.value("artifact_prefix") || "./"),
                                             exact && Shellwords.escape(exact), files, OWN_FILES,
                                             Finding::DEDUP_FRAMES)
     end

@@ -1,7 +1,8 @@
 //! The engine: libFuzzer or LibAFL's libFuzzer-compatible runtime, chosen
 //! once per process ([`libfuzzer`]), started once ([`driver`]), and the
-//! per-input callback it calls ([`callback`]), the run limits and the blind
-//! coverage map an engine without them needs ([`run_limits`], [`blind_map`]),
+//! per-input callback it calls ([`callback`]), the run limits, memory limit
+//! and blind coverage map an engine without them needs ([`run_limits`],
+//! [`memory_watch`], [`blind_map`]),
 //! with what keeps libFuzzer's crash and timeout handling working inside
 //! Ruby ([`signals`], [`target_state`]) and what turns a panic in ruzzy's
 //! own code into an internal error ([`internal_error`]), and the preload's
@@ -17,6 +18,7 @@ pub mod callback;
 pub mod driver;
 pub mod internal_error;
 pub mod libfuzzer;
+pub mod memory_watch;
 pub mod run_limits;
 pub mod signals;
 pub mod target_state;

@@ -28,8 +28,11 @@ static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
 /// Inputs run so far.
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
-/// Sets the limits: `runs` inputs and `seconds` of fuzzing (0: none).
-pub fn configure(runs: u64, seconds: u64) {
+/// `Ruzzy::Native._set_run_limits(runs, seconds, rss_limit_mb)`: sets the
+/// limits: `runs` inputs, `seconds` of fuzzing and `rss_limit_mb` MiB of
+/// memory ([`crate::engine::memory_watch`]) (0: none).
+pub fn configure(runs: u64, seconds: u64, rss_limit_mb: u64) {
+    crate::engine::memory_watch::start(rss_limit_mb);
     let now = now_ns();
     MAX_RUNS.store(runs, Ordering::Relaxed);
     STARTED_NS.store(now, Ordering::Relaxed);
@@ -58,7 +61,7 @@ pub fn before_input() {
 }
 
 /// Prints libFuzzer's final statistics of a counted run (nothing
-/// otherwise).
+/// otherwise). Async-signal-safe: a crash report prints them too.
 pub fn print_final_stats() {
     if !ACTIVE.load(Ordering::Relaxed) {
         return;
@@ -68,10 +71,9 @@ pub fn print_final_stats() {
         .saturating_sub(STARTED_NS.load(Ordering::Relaxed))
         .max(1);
     let per_sec = u128::from(runs) * 1_000_000_000 / u128::from(elapsed_ns);
-    let _ = writeln!(
-        std::io::stderr(),
-        "stat::number_of_executed_units: {runs}\nstat::average_exec_per_sec:     {per_sec}"
-    );
+    crate::findings::ruby_backtrace::write_stderr_fmt(format_args!(
+        "stat::number_of_executed_units: {runs}\nstat::average_exec_per_sec:     {per_sec}\n"
+    ));
 }
 
 fn finish(runs: u64) -> ! {

@@ -27,8 +27,13 @@
 //!     without Ruby's help (async-signal-safe) and the report follows.
 //!     The alarm comes every second (libFuzzer's period is half the
 //!     timeout), so a timeout is reported within a second of `-timeout`.
-//!     Under LibAFL's runtime, which times each input with its own timer,
-//!     SIGALRM stays its own (a timeout is reported without Ruby frames).
+//!
+//! Under LibAFL's runtime, whose handlers know nothing of Ruby, ruzzy takes
+//! the faults over ([`crate::findings::fatal`] reports them in libFuzzer's
+//! words): SIGSEGV/SIGBUS (stack overflows still go to Ruby), SIGABRT,
+//! SIGILL and SIGFPE end in a crash report, and SIGALRM is ruzzy's alone
+//! (its one-second check, and LibAFL's own timer, which ends in ruzzy's
+//! timeout report), in fuzzing and when replaying files alike.
 //!
 //! Invariants: every handler here is async-signal-safe up to the point
 //! where the process is about to die; handlers are installed once and
@@ -106,6 +111,13 @@ impl Saved {
 static RUBY: [Saved; 2] = [Saved::new(), Saved::new()];
 static LIBFUZZER: [Saved; 3] = [Saved::new(), Saved::new(), Saved::new()];
 static ADOPTED: AtomicBool = AtomicBool::new(false);
+/// Whether crashes and timeouts are ruzzy's to report
+/// ([`crate::findings::fatal`]): under LibAFL's runtime.
+static OWN_FAULTS: AtomicBool = AtomicBool::new(false);
+
+/// Signals that end the process, taken under an engine whose faults are
+/// ruzzy's (libFuzzer handles them itself: -handle_abrt and the like).
+const FATAL_UNDER_OWN_FAULTS: [libc::c_int; 3] = [libc::SIGABRT, libc::SIGILL, libc::SIGFPE];
 
 fn current(signal: libc::c_int) -> libc::sigaction {
     // SAFETY: querying a handler only writes `action`.
@@ -180,35 +192,46 @@ pub fn adopt_libfuzzer_handlers() {
 #[cold]
 fn adopt() {
     ADOPTED.store(true, Ordering::Relaxed);
+    let own = crate::engine::libfuzzer::get().is_libafl();
+    OWN_FAULTS.store(own, Ordering::Relaxed);
     for (index, signal) in DEADLY.into_iter().enumerate() {
-        if RUBY[index].get().is_some() {
-            wrap(signal, index, on_deadly_signal);
+        if RUBY[index].get().is_some() || own {
+            wrap(signal, index, on_deadly_signal, own);
         }
     }
-    // LibAFL's runtime arms its own timer for each input and takes every
-    // SIGALRM for a timeout: its timeouts are left to it.
-    if crate::engine::libfuzzer::get().is_libafl() {
-        return;
+    if own {
+        for signal in FATAL_UNDER_OWN_FAULTS {
+            take(signal, on_fatal_signal);
+        }
     }
-    wrap(libc::SIGALRM, ALARM, on_alarm);
-    if LIBFUZZER[ALARM].get().is_some() {
+    wrap(libc::SIGALRM, ALARM, on_alarm, own);
+    if own || LIBFUZZER[ALARM].get().is_some() {
         arm_timeout_timer();
     }
 }
 
 /// Installs `handler` for `signal` in front of the current (libFuzzer's)
-/// handler, if there is one.
+/// handler, if there is one, or in any case with `always`.
 fn wrap(
     signal: libc::c_int,
     index: usize,
     handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void),
+    always: bool,
 ) {
     let existing = current(signal);
     let address = handler_address(&existing);
-    if address == libc::SIG_DFL || address == libc::SIG_IGN {
+    if !always && (address == libc::SIG_DFL || address == libc::SIG_IGN) {
         return;
     }
     LIBFUZZER[index].store(existing);
+    take(signal, handler);
+}
+
+/// Installs `handler` for `signal`.
+fn take(
+    signal: libc::c_int,
+    handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void),
+) {
     // SAFETY: a zeroed sigaction with an empty mask, our handler and
     // SA_SIGINFO|SA_ONSTACK (the alternate stack Ruby set up is needed to
     // handle a stack overflow) is valid to install.
@@ -254,6 +277,9 @@ extern "C" fn on_deadly_signal(
 ) {
     let index = DEADLY.iter().position(|&s| s == signal).unwrap_or(0);
     let ruby_handles_it = stack_overflow(info, context);
+    if !ruby_handles_it && OWN_FAULTS.load(Ordering::Relaxed) {
+        crate::findings::fatal::deadly_signal();
+    }
     let saved = if ruby_handles_it {
         &RUBY[index]
     } else {
@@ -271,6 +297,15 @@ extern "C" fn on_deadly_signal(
     }
 }
 
+/// SIGABRT, SIGILL or SIGFPE under an engine that leaves faults to ruzzy.
+extern "C" fn on_fatal_signal(
+    _signal: libc::c_int,
+    _info: *mut libc::siginfo_t,
+    _context: *mut c_void,
+) {
+    crate::findings::fatal::deadly_signal();
+}
+
 extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     if target_state::timed_out() && target_state::running_here() {
         if TIMEOUT_STATE.swap(TIMEOUT_WAITING, Ordering::Relaxed) == TIMEOUT_IDLE
@@ -283,6 +318,14 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
         }
         // The grace period is over (or no job could be registered).
         target_state::print_ruby_backtrace(TIMEOUT_RAW_HEADLINE);
+        if OWN_FAULTS.load(Ordering::Relaxed) {
+            crate::findings::fatal::timeout();
+        }
+    }
+    // Under an engine whose faults are ruzzy's, its own timer (and ruzzy's
+    // check between timeouts) ends here.
+    if OWN_FAULTS.load(Ordering::Relaxed) {
+        return;
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
         forward(action, signal, info, context);
@@ -304,6 +347,9 @@ fn finish_timeout() {
     if target_state::claim_report() {
         ruby_backtrace::print_exact(TIMEOUT_HEADLINE);
         crate::findings::crash_frames::keep_current();
+    }
+    if OWN_FAULTS.load(Ordering::Relaxed) {
+        crate::findings::fatal::timeout();
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
         forward(

@@ -116,6 +116,11 @@ pub fn overdue_input(seconds: f64) -> Option<u64> {
     (IN_TARGET.load(Ordering::Relaxed) && elapsed as f64 >= seconds * 1e9).then_some(started)
 }
 
+/// How many whole seconds the current input has run.
+pub fn running_secs() -> u64 {
+    now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000
+}
+
 /// Whether the current input has run for at least libFuzzer's `-timeout`.
 pub fn timed_out() -> bool {
     let timeout = TIMEOUT_SECS.load(Ordering::Relaxed);

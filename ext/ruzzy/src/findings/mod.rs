@@ -1,6 +1,7 @@
 //! Findings: what went wrong with one input, reported and kept where tools
 //! look for it. [`report`] describes a Ruby exception or a bad return value
-//! and ends the process; [`slow_inputs`] reports inputs far slower than the
+//! and ends the process; [`fatal`] reports a crash, timeout or
+//! out-of-memory for an engine that leaves them to ruzzy; [`slow_inputs`] reports inputs far slower than the
 //! rest; [`crash_frames`], [`ruby_backtrace`] and [`symbolize`] give
 //! libFuzzer's crash, timeout and coverage printouts their Ruby frames;
 //! [`sanitizer_stack`] keeps AddressSanitizer's view of the stack true
@@ -11,6 +12,7 @@
 //! handler here is async-signal-safe.
 
 pub mod crash_frames;
+pub mod fatal;
 pub mod frame_token;
 pub mod report;
 pub mod reproduce;

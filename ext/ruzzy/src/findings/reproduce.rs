@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 struct Reproduction {
     /// The shell command that starts the harness again.
     command: Box<[u8]>,
+    /// The one that minimises a finding (on the libfuzzer engine).
+    minimise: Box<[u8]>,
     /// `-artifact_prefix` (or "./").
     prefix: Box<[u8]>,
     /// `-exact_artifact_path`, if given.
@@ -39,24 +41,34 @@ type ReplayedFile = ([u8; 20], Box<[u8]>);
 static REPRODUCTION: OnceLock<Reproduction> = OnceLock::new();
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
-/// `Ruzzy::Native._configure_reproduction(command, prefix, exact, files,
-/// own_files, dedup_frames)`: `files` is an Array of [sha1 hex, path];
+/// `Ruzzy::Native._configure_reproduction(command, minimise, prefix,
+/// exact, files, own_files, dedup_frames)`: `files` is an Array of
+/// [sha1 hex, path];
 /// `own_files` what ruzzy's Ruby files start with and `dedup_frames` the
 /// frames of a finding's token (for [`crate::findings::frame_token`]).
 /// Only the first call counts.
 pub fn configure(
     command: RString,
+    minimise: RString,
     prefix: RString,
     exact: Option<RString>,
     files: RArray,
     own_files: RString,
     dedup_frames: usize,
 ) -> Result<(), Error> {
-    let preloaded = matches!(
-        crate::engine::libfuzzer::get().origin,
-        crate::engine::libfuzzer::Origin::Preloaded { .. }
+    // A sanitizer preload's own stack trace prints a token; LibAFL's
+    // runtime prints none.
+    let engine = crate::engine::libfuzzer::get();
+    let sanitizer_token_follows = !engine.is_libafl()
+        && matches!(
+            engine.origin,
+            crate::engine::libfuzzer::Origin::Preloaded { .. }
+        );
+    crate::findings::frame_token::configure(
+        &bytes(own_files),
+        sanitizer_token_follows,
+        dedup_frames,
     );
-    crate::findings::frame_token::configure(&bytes(own_files), preloaded, dedup_frames);
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;
@@ -68,6 +80,7 @@ pub fn configure(
     }
     let _ = REPRODUCTION.set(Reproduction {
         command: bytes(command),
+        minimise: bytes(minimise),
         prefix: bytes(prefix),
         exact: exact.map(bytes),
         files: inputs.into_boxed_slice(),
@@ -119,6 +132,30 @@ pub extern "C" fn ruzzy_print_oom_reproduction() {
     }
 }
 
+/// Where the artifact of `input` (named `kind` + its SHA-1) is: the file
+/// given on the command line that holds it, `-exact_artifact_path`, or
+/// `<prefix><kind><sha1>` (the parts to concatenate, the last in `hex`);
+/// whether the input is such a file. None when nothing was configured.
+fn artifact_of<'a>(
+    input: &[u8],
+    kind: &'a [u8],
+    hex: &'a mut [u8; 40],
+) -> Option<([&'a [u8]; 3], bool)> {
+    let reproduction = REPRODUCTION.get()?;
+    let digest = sha1_smol::Sha1::from(input).digest().bytes();
+    to_hex(&digest, hex);
+    let replayed = reproduction
+        .files
+        .iter()
+        .find(|(sha1, _)| *sha1 == digest)
+        .map(|(_, path)| &path[..]);
+    Some(match (replayed, &reproduction.exact) {
+        (Some(path), _) => ([path, b"", b""], true),
+        (None, Some(exact)) => ([exact, b"", b""], false),
+        (None, None) => ([&reproduction.prefix, kind, &hex[..]], false),
+    })
+}
+
 fn print_for(input: &[u8], kind: &[u8]) {
     let Some(reproduction) = REPRODUCTION.get() else {
         return;
@@ -126,36 +163,86 @@ fn print_for(input: &[u8], kind: &[u8]) {
     if PRINTED.swap(true, Ordering::Relaxed) {
         return;
     }
-    let digest = sha1_smol::Sha1::from(input).digest().bytes();
     let mut hex = [0u8; 40];
-    to_hex(&digest, &mut hex);
-    let replayed = reproduction
-        .files
-        .iter()
-        .find(|(sha1, _)| *sha1 == digest)
-        .map(|(_, path)| &path[..]);
-    let artifact: [&[u8]; 3] = match (replayed, &reproduction.exact) {
-        (Some(path), _) => [path, b"", b""],
-        (None, Some(exact)) => [exact, b"", b""],
-        (None, None) => [&reproduction.prefix, kind, &hex],
+    let Some((artifact, _)) = artifact_of(input, kind, &mut hex) else {
+        return;
     };
     let flags: &[u8] = if kind == b"timeout-" {
         b" -minimize_crash=1 -runs=100000 -timeout=5 "
     } else {
         b" -minimize_crash=1 -runs=100000 "
     };
-    for (label, middle) in [
-        (&b"==ruzzy== Reproduce: "[..], &b" "[..]),
-        (&b"==ruzzy== Minimise:  "[..], flags),
+    for (label, command, middle) in [
+        (
+            &b"==ruzzy== Reproduce: "[..],
+            &reproduction.command,
+            &b" "[..],
+        ),
+        (&b"==ruzzy== Minimise:  "[..], &reproduction.minimise, flags),
     ] {
         write_stderr(label);
-        write_stderr(&reproduction.command);
+        write_stderr(command);
         write_stderr(middle);
         for part in artifact {
             write_stderr(part);
         }
         write_stderr(b"\n");
     }
+}
+
+/// Writes `input` where libFuzzer would write its artifact of `kind`
+/// (`crash-`, `timeout-`, `oom-`), for an engine that does not, and says
+/// so; nothing for an input file given on the command line (it is the
+/// artifact). Async-signal-safe: the path is assembled on the stack and
+/// written with open(2)/write(2).
+pub fn write_artifact(input: &[u8], kind: &[u8]) {
+    let mut hex = [0u8; 40];
+    let Some((parts, false)) = artifact_of(input, kind, &mut hex) else {
+        return;
+    };
+    let mut path = [0u8; 4096];
+    let mut len = 0;
+    for part in parts {
+        let Some(slot) = path.get_mut(len..len + part.len()) else {
+            write_stderr(
+                b"==ruzzy== ERROR: the artifact path is too long; the input is not written\n",
+            );
+            return;
+        };
+        slot.copy_from_slice(part);
+        len += part.len();
+    }
+    if len == path.len() {
+        write_stderr(b"==ruzzy== ERROR: the artifact path is too long; the input is not written\n");
+        return;
+    }
+    // SAFETY: `path` is NUL-terminated (zeroed past `len`); open, write
+    // and close are async-signal-safe system calls on our own buffers.
+    let written = unsafe {
+        let fd = libc::open(
+            path.as_ptr().cast(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+            0o644,
+        );
+        fd >= 0 && {
+            let mut rest = input;
+            while !rest.is_empty() {
+                let n = libc::write(fd, rest.as_ptr().cast(), rest.len());
+                if n <= 0 {
+                    break;
+                }
+                rest = &rest[n as usize..];
+            }
+            libc::close(fd) == 0 && rest.is_empty()
+        }
+    };
+    write_stderr(if written {
+        b"==ruzzy== Test unit written to "
+    } else {
+        b"==ruzzy== ERROR: could not write the input to "
+    });
+    write_stderr(&path[..len]);
+    write_stderr(b"\n");
 }
 
 fn to_hex(digest: &[u8; 20], out: &mut [u8; 40]) {

@@ -42,6 +42,19 @@ pub fn write_stderr(bytes: &[u8]) {
     }
 }
 
+/// Formats `args` on the stack (up to 512 bytes) and writes them to
+/// stderr: async-signal-safe, unlike `eprint!`, which takes a lock.
+pub fn write_stderr_fmt(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut buffer = [0u8; 512];
+    let len = {
+        let mut cursor = std::io::Cursor::new(&mut buffer[..]);
+        let _ = cursor.write_fmt(args);
+        cursor.position() as usize
+    };
+    write_stderr(&buffer[..len]);
+}
+
 /// Prints `headline` and the Ruby frames of this thread, innermost last,
 /// as `rb_backtrace` would, then their `DEDUP_TOKEN:` line
 /// ([`crate::findings::frame_token`]). Returns whether any frame was found.
