@@ -35,6 +35,12 @@ module Ruzzy
     DECIDED_FLAGS = %w[seed max_len len_control only_ascii].freeze
     IGNORED_FLAGS = (DEFAULT_FLAGS + DECIDED_FLAGS).freeze
 
+    # Under LibAFL's runtime, AddressSanitizer starts with LibAFL's options
+    # (abort_on_error=1, symbolize=0, malloc_context_size=0): ruzzy's
+    # preload defaults instead, and the runtime may come second.
+    ASAN_OPTIONS = "verify_asan_link_order=0:abort_on_error=0:symbolize=1:malloc_context_size=30:" \
+                   "#{Sanitizers::PRELOAD_DEFAULTS.fetch("address")}".freeze
+
     module_function
 
     # "libfuzzer" or "libafl"; raises InvalidArgumentsError for anything else.
@@ -83,10 +89,31 @@ module Ruzzy
         "rustup component add llvm-tools), or install the precompiled gem, which carries it"
     end
 
-    # The environment that preloads LibAFL's runtime (behind the sanitizer
-    # preloads, in front of anything else).
-    def libafl_environment
-      Sanitizers.preload_environment(libafl_path!).merge(ENV_NAME => "libafl")
+    # The environment that preloads LibAFL's runtime in front of anything
+    # else. With +sanitizer+ ("address", the only one it runs with),
+    # AddressSanitizer's shared runtime of the clang ruzzy was built with
+    # follows it, with the options ruzzy's own preload has built in (the
+    # user's ASAN_OPTIONS still win): LibAFL's runtime first, so that the
+    # coverage of instrumented C extensions reaches it, not the empty hooks
+    # of the sanitizer runtime.
+    def libafl_environment(sanitizer = nil)
+      environment = { ENV_NAME => "libafl" }
+      return environment.merge(Sanitizers.preload_environment(libafl_path!)) unless sanitizer
+
+      unless sanitizer == "address"
+        raise InvalidArgumentsError, "the libafl engine runs with --sanitizer=address only (yet): " \
+                                     "use the libfuzzer engine for --sanitizer=#{sanitizer}"
+      end
+      environment.merge(Sanitizers.preload_environment("#{libafl_path!}:#{asan_runtime!}"),
+                        "ASAN_OPTIONS" => [ASAN_OPTIONS, ENV.fetch("ASAN_OPTIONS", "")].reject(&:empty?).join(":"))
+    end
+
+    # AddressSanitizer's shared runtime; raises SanitizerUnavailableError
+    # when it was not found when ruzzy was installed.
+    def asan_runtime!
+      Sanitizers.asan_runtime || raise(SanitizerUnavailableError,
+                                       "AddressSanitizer's shared runtime (libclang_rt.asan) was not found when " \
+                                       "ruzzy was installed: #{Sanitizers.build_report}")
     end
 
     def decided?(name)

@@ -20,6 +20,9 @@ module Ruzzy
     # The status line naming the clang the preloads were built with, and
     # the lines that say something could not be built.
     CLANG_LABEL = "clang:"
+    # The status line naming that clang's shared AddressSanitizer runtime
+    # (preloaded behind LibAFL's runtime: --engine=libafl --sanitizer=address).
+    ASAN_RUNTIME_LABEL = "asan shared runtime:"
     PROBLEM = /\A(?:missing|failed):/
 
     # What a Ruby process needs from each runtime: no leak report at exit
@@ -99,8 +102,20 @@ module Ruzzy
     # The clang the preloads were built with (its runtime is the one
     # preloaded), or nil when they were not built.
     def clang
-      line = status_lines.find { |text| text.start_with?(CLANG_LABEL) }
-      line&.delete_prefix(CLANG_LABEL)&.strip
+      status_value(CLANG_LABEL)
+    end
+
+    # That clang's shared AddressSanitizer runtime, or nil when it was not
+    # found.
+    def asan_runtime
+      path = status_value(ASAN_RUNTIME_LABEL)
+      path if path && File.file?(path)
+    end
+
+    # The value of the status line that starts with +label+, or nil.
+    def status_value(label)
+      line = status_lines.find { |text| text.start_with?(label) }
+      line&.delete_prefix(label)&.strip
     end
 
     # The lines of the install-time build's status file.

@@ -14,13 +14,14 @@ module Ruzzy
 
       # --engine=NAME: the engine of this process's Ruzzy.fuzz. LibAFL's
       # runtime does not run under the sanitizer preloads (they carry
-      # libFuzzer).
+      # libFuzzer): with --sanitizer=address the sanitizer's own runtime is
+      # preloaded behind it instead, and the sanitizer is done with.
       def preload_engine
         ENV[Engines::ENV_NAME] = @engine
         return unless @engine == "libafl"
-        raise UsageError, "--engine=libafl does not run with --sanitizer (yet): use the libfuzzer engine" if @sanitizer
 
-        relaunch_with(Engines.libafl_path!, Engines.libafl_environment)
+        relaunch_with(Engines.libafl_path!, Engines.libafl_environment(@sanitizer))
+        @sanitizer = nil
       end
 
       def preload_sanitizer

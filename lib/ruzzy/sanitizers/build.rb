@@ -79,6 +79,8 @@ module Ruzzy
       asan = runtime("asan")
       ubsan = runtime("ubsan_standalone")
       build_preload("address", [asan, runtime("asan_cxx"), fuzzer], "asan_preinit", "__asan_default_options")
+      shared_asan = runtime("asan", ext: "so")
+      @status << "#{Sanitizers::ASAN_RUNTIME_LABEL} #{shared_asan}" if shared_asan
       build_preload("undefined", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer],
                     "ubsan_init_standalone_preinit", "__ubsan_default_options")
       build_dummy if @dummy
@@ -106,15 +108,15 @@ module Ruzzy
       found.find { |path| File.file?(path) && File.executable?(path) } || command
     end
 
-    # Path of a compiler-rt archive, or nil. Clang keeps its runtimes in one
+    # Path of a compiler-rt archive (or with ext: "so" shared runtime), or nil. Clang keeps its runtimes in one
     # of two layouts: lib/linux/libclang_rt.NAME-x86_64.a (Debian's, Ubuntu's)
     # or a directory per target triple, lib/x86_64-unknown-linux-gnu/
     # libclang_rt.NAME.a (LLVM's own builds, OSS-Fuzz's clang). Clang finds
     # files of the layout it was built for; the resource directory is searched
     # for the other.
-    def runtime(name)
-      flat = "libclang_rt.#{name}-x86_64.a"
-      per_target = "libclang_rt.#{name}.a"
+    def runtime(name, ext: "a")
+      flat = "libclang_rt.#{name}-x86_64.#{ext}"
+      per_target = "libclang_rt.#{name}.#{ext}"
       [flat, per_target].each do |file|
         path = clang_output("-print-file-name=#{file}")
         return path if path && File.file?(path)

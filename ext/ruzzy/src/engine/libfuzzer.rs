@@ -246,10 +246,12 @@ fn select() -> Engine {
         kind,
         |name, bundled| match dl::lookup(name) {
             Some(symbol) if dl::library_of(symbol) == library => symbol,
-            None if kind == Kind::LibAfl && name == c"__sanitizer_cov_trace_div8" => {
+            // Hooks LibAFL's runtime lacks (a sanitizer runtime preloaded
+            // behind it may define empty ones).
+            _ if kind == Kind::LibAfl && name == c"__sanitizer_cov_trace_div8" => {
                 ignore_division as *mut c_void
             }
-            None if kind == Kind::LibAfl && name == c"__sanitizer_weak_hook_memmem" => {
+            _ if kind == Kind::LibAfl && name == c"__sanitizer_weak_hook_memmem" => {
                 memmem_as_memcmp as *mut c_void
             }
             found => {

@@ -260,9 +260,15 @@ pub fn mark_printed() {
 }
 
 /// AddressSanitizer's error report callback: the report is complete, the
-/// process is about to die.
+/// process is about to die. Under LibAFL's runtime, which has no death
+/// callback to write it, the input is written as `crash-<sha1>` here.
 extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
     print();
+    if crate::engine::libfuzzer::get().is_libafl() {
+        if let Some(input) = target_state::current_input() {
+            write_artifact(input, b"crash-");
+        }
+    }
 }
 
 /// Registers [`after_asan_report`] with a preloaded AddressSanitizer.
