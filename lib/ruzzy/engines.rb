@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "error"
+require_relative "engine/libfuzzer_args"
 require_relative "native"
 require_relative "sanitizers"
 
@@ -33,6 +34,10 @@ module Ruzzy
     # seed, input size limit and mutations), with a line that says so.
     DEFAULT_FLAGS = %w[print_final_stats print_funcs detect_leaks].freeze
     DECIDED_FLAGS = %w[seed max_len len_control only_ascii].freeze
+    # libFuzzer's modes that run child processes: LibAFL's runtime has its
+    # own -fork/-jobs launcher, which forks the whole Ruby process and
+    # talks to a broker over a TCP port; ruzzy does not drive it (yet).
+    PARENT_MODES = LibFuzzerArgs::PARENT_FLAGS
     IGNORED_FLAGS = (DEFAULT_FLAGS + DECIDED_FLAGS).freeze
 
     # Under LibAFL's runtime, AddressSanitizer starts with LibAFL's options
@@ -116,6 +121,18 @@ module Ruzzy
                                        "ruzzy was installed: #{Sanitizers.build_report}")
     end
 
+    # Why the libafl engine does not take the flag +word+ named +name+.
+    def refusal(name, word)
+      if PARENT_MODES.include?(name)
+        return "#{word} does not run under the libafl engine (yet): use the libfuzzer engine " \
+               "(#{ENV_NAME}=libfuzzer, or no --engine), or ruzzy --findings=DIR for a campaign that goes on " \
+               "after findings"
+      end
+
+      "the libafl engine has no -#{name} (it takes -#{(LIBAFL_FLAGS + RUZZY_FLAGS).join(", -")}; " \
+        "#{IGNORED_FLAGS.map { |flag| "-#{flag}" }.join(", ")} are ignored)"
+    end
+
     def decided?(name)
       DECIDED_FLAGS.include?(name)
     end
@@ -129,11 +146,10 @@ module Ruzzy
       kept = args.reject_flags do |name, word|
         $stderr.write("INFO: ruzzy: the libafl engine ignores #{word} (LibAFL decides it)\n") if decided?(name)
         next true if RUZZY_FLAGS.include?(name) || IGNORED_FLAGS.include?(name)
+        next true if PARENT_MODES.include?(name) && word.end_with?("=0")
         next false if LIBAFL_FLAGS.include?(name)
 
-        raise InvalidArgumentsError,
-              "the libafl engine has no -#{name} (it takes -#{(LIBAFL_FLAGS + RUZZY_FLAGS).join(", -")}; " \
-              "#{IGNORED_FLAGS.map { |flag| "-#{flag}" }.join(", ")} are ignored)"
+        raise InvalidArgumentsError, refusal(name, word)
       end
       limits = %w[runs max_total_time].map { |name| [Integer(args.value(name) || "0", 10), 0].max }
       [kept.with("rss_limit_mb", 0), *limits, args.rss_limit_mb]

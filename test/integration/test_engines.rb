@@ -144,6 +144,22 @@ class TestEngines < Minitest::Test
     end
   end
 
+  # The sanitizer runtime preloaded in front of LibAFL's would take the
+  # coverage registration (its hooks are empty): said before fuzzing.
+  def test_a_preload_order_that_hides_the_coverage_is_an_error
+    prerequisite! Ruzzy::Sanitizers.asan_runtime, "AddressSanitizer's shared runtime (clang at install)"
+    in_tmpdir do |dir|
+      harness = write_harness(dir, SAFE)
+      preload = "#{Ruzzy::Sanitizers.asan_runtime}:#{Ruzzy::Engines.libafl_path}"
+      result = ruby(harness, "-runs=10", chdir: dir,
+                                         env: { "LD_PRELOAD" => preload, "RUZZY_ENGINE" => "libafl",
+                                                "ASAN_OPTIONS" => "detect_leaks=0" })
+      assert_exit 1, result
+      assert_match(/LibAFL's runtime would not see ruzzy's coverage: __sanitizer_cov_\w+ comes from \S+clang_rt\.asan/,
+                   result.stderr)
+    end
+  end
+
   def test_unknown_engine_and_sanitizer_combination_are_usage_errors
     result = ruzzy("--engine=afl", "x.rb")
     assert_exit 2, result

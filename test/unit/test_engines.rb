@@ -40,9 +40,13 @@ class TestEnginesUnit < Minitest::Test
   end
 
   def test_translation_names_what_it_cannot_take
-    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-fork=2")) }
-    assert_match(/the libafl engine has no -fork \(it takes -artifact_prefix, .*-runs, -max_total_time/,
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-use_cmp=0")) }
+    assert_match(/the libafl engine has no -use_cmp \(it takes -artifact_prefix, .*-runs, -max_total_time/,
                  error.message)
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-fork=2")) }
+    assert_match(/-fork=2 does not run under the libafl engine \(yet\): use the libfuzzer engine/, error.message)
+    assert_equal ["harness.rb", "-rss_limit_mb=0"], Engines.for_libafl(args("-jobs=0")).first.to_a,
+                 "-jobs=0 asks for nothing"
     error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-runs=lots")) }
     assert_match(/-runs and -max_total_time take a whole number/, error.message)
   end

@@ -118,6 +118,19 @@ pub fn fuzz(
             "INFO: ruzzy: an input running longer than {secs} s is a timeout (-timeout=N to change)"
         ),
     };
+    if let (Some(mismatch), true) = (&engine.mismatch, libafl) {
+        // LibAFL's runtime would stop with "No maps available".
+        STARTED.store(false, Ordering::SeqCst);
+        return Err(tagged(
+            ruby,
+            "EngineUnavailableError",
+            format!(
+                "LibAFL's runtime would not see ruzzy's coverage: {mismatch}. Preload LibAFL's \
+                 runtime in front of any other fuzzing or sanitizer library (ruzzy --engine=libafl \
+                 arranges it, --sanitizer=address included)"
+            ),
+        ));
+    }
     if let Some(mismatch) = &engine.mismatch {
         let _ = writeln!(
             std::io::stderr(),
