@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require "ruzzy/exit_status"
 
 # The search-budget tests of TestMigration: ruzzy must find these bugs
 # within a fixed, seeded budget.
