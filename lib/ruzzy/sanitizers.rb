@@ -105,11 +105,15 @@ module Ruzzy
       status_value(CLANG_LABEL)
     end
 
-    # That clang's shared AddressSanitizer runtime, or nil when it was not
-    # found.
+    # That clang's shared AddressSanitizer runtime, or, when it is not on
+    # this machine (the precompiled gem records the build machine's), that
+    # of the clang on PATH; nil when there is none.
     def asan_runtime
       path = status_value(ASAN_RUNTIME_LABEL)
-      path if path && File.file?(path)
+      return path if path && File.file?(path)
+
+      require_relative "sanitizers/clang_runtime"
+      ClangRuntime.find(ENV.fetch("RUZZY_CLANG", "clang"), "asan", ext: "so")
     end
 
     # The value of the status line that starts with +label+, or nil.

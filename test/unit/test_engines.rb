@@ -67,6 +67,17 @@ class TestEnginesUnit < Minitest::Test
     assert_equal ["h.rb", "--engine"], Ruzzy::Relaunch.without_option(["h.rb", "--engine"], "--findings")
   end
 
+  # --engine=libafl --sanitizer=address preloads clang's shared ASan
+  # runtime, found the way the preloads' build finds the static ones.
+  def test_clang_runtimes_are_found_or_nil
+    require "ruzzy/sanitizers/clang_runtime"
+    assert_nil Ruzzy::ClangRuntime.find("no-such-clang", "asan", ext: "so")
+    prerequisite!(Ruzzy::Sanitizers.clang, "clang at install")
+    assert_match(/libclang_rt\.asan(?:-x86_64)?\.so\z/,
+                 Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan", ext: "so"))
+    assert_match(/libclang_rt\.asan(?:-x86_64)?\.a\z/, Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan"))
+  end
+
   def test_a_missing_runtime_says_how_to_get_it
     Dir.mktmpdir do |dir|
       error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }

@@ -5,6 +5,7 @@ require "open3"
 require "rbconfig"
 require "tmpdir"
 require_relative "../sanitizers"
+require_relative "clang_runtime"
 
 module Ruzzy
   # Builds the native pieces that need clang and its sanitizer runtimes into
@@ -108,29 +109,9 @@ module Ruzzy
       found.find { |path| File.file?(path) && File.executable?(path) } || command
     end
 
-    # Path of a compiler-rt archive (or with ext: "so" shared runtime), or nil. Clang keeps its runtimes in one
-    # of two layouts: lib/linux/libclang_rt.NAME-x86_64.a (Debian's, Ubuntu's)
-    # or a directory per target triple, lib/x86_64-unknown-linux-gnu/
-    # libclang_rt.NAME.a (LLVM's own builds, OSS-Fuzz's clang). Clang finds
-    # files of the layout it was built for; the resource directory is searched
-    # for the other.
+    # Path of a compiler-rt archive (or with ext: "so" shared runtime), or nil.
     def runtime(name, ext: "a")
-      flat = "libclang_rt.#{name}-x86_64.#{ext}"
-      per_target = "libclang_rt.#{name}.#{ext}"
-      [flat, per_target].each do |file|
-        path = clang_output("-print-file-name=#{file}")
-        return path if path && File.file?(path)
-      end
-      resource = clang_output("-print-resource-dir")
-      return nil unless resource
-
-      [File.join(resource, "lib", "linux", flat), *Dir.glob(File.join(resource, "lib", "x86_64*-linux*", per_target))]
-        .find { |path| File.file?(path) }
-    end
-
-    def clang_output(*args)
-      output, status = Open3.capture2(@clang, *args)
-      status.success? ? output.strip : nil
+      ClangRuntime.find(@clang, name, ext:)
     end
 
     def build_preload(sanitizer, archives, preinit, options_symbol)
