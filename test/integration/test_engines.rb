@@ -90,6 +90,19 @@ class TestEngines < Minitest::Test
     end
   end
 
+  # LibAFL's input-to-state stage never lengthens an input, so a number
+  # the target parses from text is offered as a dictionary word instead.
+  def test_the_program_numbers_are_dictionary_words
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise 'found' if Integer(data, exception: false) == 271_828 })")
+      result = ruzzy("--engine=libafl", "harness.rb", "-runs=#{runs(200_000)}", chdir: dir, env: { "TMPDIR" => dir })
+      assert_match(/INFO: ruzzy: 1 dictionary word from the literals of instrumented code/, result.stderr)
+      assert_includes File.read(Dir.glob(File.join(dir, "ruzzy-*-dictionaries", "*.dict")).first), "\"271828\""
+      assert_exit 77, result
+      assert_match(/RuntimeError: found/, result.stderr)
+    end
+  end
+
   def test_a_flag_the_engine_does_not_have_is_named
     in_tmpdir do |dir|
       harness = write_harness(dir, SAFE)

@@ -110,14 +110,17 @@ class TestCompareHooks < Minitest::Test
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)
         TOKENS = %w[alpha beta].freeze
-        Ruzzy.fuzz(->(data) { raise "found" if data.match?(/\\A<gamma>\\d+/) || TOKENS.include?(data) || data == :delta.to_s })
+        Ruzzy.fuzz(lambda do |data|
+          raise "found" if data.match?(/\\A<gamma>\\d+/) || TOKENS.include?(data) || data == :delta.to_s
+          raise "found" if data.to_i == 4242 || data.size == 7
+        end)
       RUBY
       File.write(File.join(dir, "user.dict"), "\"user-word\"\nother=\"second\"\n")
       result = ruzzy("harness.rb", "-runs=1", "-dict=user.dict", chdir: dir, env: { "TMPDIR" => dir })
       assert_exit 0, result
       # "alpha", "beta", "<gamma>", "<gamma>0", "delta" (the harness's
-      # literals, but not what it passes to require or raise), and the
-      # user's two.
+      # literals, but not what it passes to require or raise, nor numbers:
+      # libFuzzer's comparison tables write those), and the user's two.
       assert_match(/INFO: ruzzy: 5 dictionary words from the literals of instrumented code/, result.stderr)
       assert_match(/^Dictionary: 7 entries$/, result.stderr)
       written = Dir.glob(File.join(dir, "ruzzy-*-dictionaries", "*.dict"))
@@ -126,7 +129,7 @@ class TestCompareHooks < Minitest::Test
       ["user-word", "second", "alpha", "<gamma>", "<gamma>0", "delta"].each do |word|
         assert_includes text, "\"#{word}\""
       end
-      %w[ruzzy found].each { |word| refute_includes text, "\"#{word}\"" }
+      %w[ruzzy found 4242].each { |word| refute_includes text, "\"#{word}\"" }
 
       off = ruzzy("--no-literal-dict", "harness.rb", "-runs=1", chdir: dir)
       assert_exit 0, off

@@ -196,7 +196,7 @@ module Ruzzy
       Coverage.fit_map
       Coverage.stop_interpreter_branch_counts
       LiteralDictionary.stop
-      args = LiteralDictionary.add_to(args) if literal_dict && !hook_groups.empty?
+      args = LiteralDictionary.add_to(args, numbers: @engine == "libafl") if literal_dict && !hook_groups.empty?
       Detectors.install(detectors)
       clear_stack_poisoning_on_raise
       Extensions::LoadedCheck.warnings.each { |line| warn line }

@@ -6,7 +6,11 @@ require "tmpdir"
 module Ruzzy
   # A libFuzzer dictionary made from the program itself: the String and
   # Symbol literals of the instrumented code and the literal parts of its
-  # Regexp literals (plus a string each Regexp accepts), collected as the
+  # Regexp literals (plus a string each Regexp accepts), and for the libafl
+  # engine its Integer literals of two or more characters as decimal text
+  # (a number compared after Integer() or to_i: LibAFL's input-to-state
+  # replacement never makes an input longer, so it cannot write the digits
+  # in, which libFuzzer's comparison tables do), collected as the
   # code is compiled after coverage starts, and handed to libFuzzer as its
   # -dict file (merged with the user's own -dict) when fuzzing starts.
   #
@@ -54,10 +58,11 @@ module Ruzzy
       @tracepoint&.disable
     end
 
-    # The words collected so far, in the order they were compiled.
-    def words
+    # The words collected so far, in the order they were compiled; with
+    # numbers: true, Integer literals as decimal text too.
+    def words(numbers: false)
       found = {}
-      (@compiled || []).each { |iseq| instructions(iseq.to_a, found) }
+      (@compiled || []).each { |iseq| instructions(iseq.to_a, found, numbers) }
       found.keys.first(MAX_WORDS)
     end
 
@@ -77,12 +82,12 @@ module Ruzzy
     # holding the program's words and those of the user's -dict. Unchanged
     # when there is nothing to add, when the user's file cannot be read
     # (libFuzzer reports it), or when -dict already names a file made here
-    # (a -fork or -jobs child).
-    def add_to(args)
+    # (a -fork or -jobs child). +numbers+: see #words.
+    def add_to(args, numbers: false)
       given = args.value("dict")
       return args if given && File.dirname(File.expand_path(given)) == DIRECTORY
 
-      own = words
+      own = words(numbers:)
       return args if own.empty?
 
       user = given ? File.binread(given) : "".b
@@ -122,7 +127,7 @@ module Ruzzy
 
     # Adds the literals of an instruction sequence (as from
     # RubyVM::InstructionSequence#to_a) and those nested in it.
-    def instructions(iseq_array, found)
+    def instructions(iseq_array, found, numbers)
       body = iseq_array[13]
       return unless body.is_a?(Array)
 
@@ -131,9 +136,9 @@ module Ruzzy
         literal = LITERAL_INSTRUCTIONS.include?(instruction.first) && !message?(steps[index + 1])
         instruction.drop(1).each do |operand|
           if nested_iseq?(operand)
-            instructions(operand, found)
+            instructions(operand, found, numbers)
           elsif literal
-            literal(operand, found)
+            literal(operand, found, numbers)
           end
         end
       end
@@ -149,17 +154,23 @@ module Ruzzy
       value.is_a?(Array) && value.first == "YARVInstructionSequence/SimpleDataFormat"
     end
 
-    def literal(value, found)
+    def literal(value, found, numbers)
       case value
       when String then add(value, found)
       when Symbol then add(value.name, found)
+      when Integer then add(value.to_s, found) if numbers
       when Regexp then Ruzzy::Native._regexp_words(value).each { |word| add(word, found) }
-      when Array then value.each { |item| literal(item, found) }
-      when Hash
-        # A call's own data ({mid:, flag:, orig_argc:}) is not a literal.
-        value.each { |key, item| literal(key, found) || literal(item, found) } unless value.key?(:mid)
+      when Array, Hash then container(value, found, numbers)
       end
       nil
+    end
+
+    # The literals inside an Array or Hash literal.
+    def container(value, found, numbers)
+      # A call's own data ({mid:, flag:, orig_argc:}) is not a literal.
+      return if value.is_a?(Hash) && value.key?(:mid)
+
+      value.to_a.flatten(1).each { |item| literal(item, found, numbers) }
     end
 
     # Adds +word+ (bytes: a literal may be invalid in its encoding).
@@ -172,6 +183,6 @@ module Ruzzy
       found[word] = true
     end
 
-    private_class_method :write, :entry, :instructions, :message?, :nested_iseq?, :literal, :add
+    private_class_method :write, :entry, :instructions, :message?, :nested_iseq?, :literal, :container, :add
   end
 end
