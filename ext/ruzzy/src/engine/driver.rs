@@ -141,11 +141,11 @@ pub fn fuzz(
     signals::prepare(runs_children);
     value_profile_gate::configure(value_profile);
     crate::findings::report::flush_findings_at_exit();
-    if !hook::register() && engine.is_libafl() {
+    if !hook::register() && libafl {
         blind_map::register(engine);
     }
 
-    let replay: Vec<String> = if engine.is_libafl() {
+    let replay: Vec<String> = if libafl {
         args.funcall("replay_files", ())?
     } else {
         Vec::new()

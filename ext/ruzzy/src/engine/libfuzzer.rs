@@ -181,8 +181,9 @@ extern "C" fn memmem_as_memcmp(
 }
 
 impl Engine {
-    /// Whether this is LibAFL's runtime (ruzzy then ends runs, writes the
-    /// artifacts of Ruby findings and leaves timeouts to the engine).
+    /// Whether this is LibAFL's runtime (ruzzy then ends runs, and reports
+    /// crashes, timeouts and out-of-memory and writes their artifacts
+    /// itself).
     pub fn is_libafl(&self) -> bool {
         self.kind == Kind::LibAfl
     }

@@ -14,7 +14,7 @@
 //! `write(2)`; it prints at most once per process.
 
 use crate::engine::target_state;
-use crate::findings::ruby_backtrace::write_stderr;
+use crate::findings::ruby_backtrace::{write_fd, write_stderr};
 use magnus::{Error, RArray, RString, TryConvert};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -201,20 +201,15 @@ pub fn write_artifact(input: &[u8], kind: &[u8]) {
         return;
     };
     let mut path = [0u8; 4096];
-    let mut len = 0;
-    for part in parts {
-        let Some(slot) = path.get_mut(len..len + part.len()) else {
-            write_stderr(
-                b"==ruzzy== ERROR: the artifact path is too long; the input is not written\n",
-            );
-            return;
-        };
-        slot.copy_from_slice(part);
-        len += part.len();
-    }
-    if len == path.len() {
+    let len: usize = parts.iter().map(|part| part.len()).sum();
+    if len >= path.len() {
         write_stderr(b"==ruzzy== ERROR: the artifact path is too long; the input is not written\n");
         return;
+    }
+    let mut end = 0;
+    for part in parts {
+        path[end..end + part.len()].copy_from_slice(part);
+        end += part.len();
     }
     // SAFETY: `path` is NUL-terminated (zeroed past `len`); open, write
     // and close are async-signal-safe system calls on our own buffers.
@@ -224,17 +219,7 @@ pub fn write_artifact(input: &[u8], kind: &[u8]) {
             libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
             0o644,
         );
-        fd >= 0 && {
-            let mut rest = input;
-            while !rest.is_empty() {
-                let n = libc::write(fd, rest.as_ptr().cast(), rest.len());
-                if n <= 0 {
-                    break;
-                }
-                rest = &rest[n as usize..];
-            }
-            libc::close(fd) == 0 && rest.is_empty()
-        }
+        fd >= 0 && write_fd(fd, input) & (libc::close(fd) == 0)
     };
     write_stderr(if written {
         b"==ruzzy== Test unit written to "

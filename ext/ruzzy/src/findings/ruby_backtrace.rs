@@ -31,15 +31,22 @@ static ANSWERED: AtomicBool = AtomicBool::new(false);
 
 /// Writes `bytes` to standard error (`write(2)`: async-signal-safe).
 pub fn write_stderr(bytes: &[u8]) {
+    write_fd(2, bytes);
+}
+
+/// Writes all of `bytes` to `fd` with write(2) (async-signal-safe);
+/// whether every byte was written.
+pub fn write_fd(fd: libc::c_int, bytes: &[u8]) -> bool {
     let mut rest = bytes;
     while !rest.is_empty() {
-        // SAFETY: writing a valid buffer to fd 2.
-        let written = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+        // SAFETY: writing a valid buffer to a file descriptor.
+        let written = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
         if written <= 0 {
-            return;
+            return false;
         }
         rest = &rest[written as usize..];
     }
+    true
 }
 
 /// Formats `args` on the stack (up to 512 bytes) and writes them to
