@@ -124,7 +124,8 @@ module Ruzzy
     # Why the libafl engine does not take the flag +word+ named +name+.
     def refusal(name, word)
       if PARENT_MODES.include?(name)
-        return "#{word} does not run under the libafl engine (yet): use the libfuzzer engine " \
+        return "#{word} does not run under the libafl engine: LibAFL's runtime does it by forking the process " \
+               "from C, which a Ruby interpreter does not survive; use the libfuzzer engine " \
                "(#{ENV_NAME}=libfuzzer, or no --engine), or ruzzy --findings=DIR for a campaign that goes on " \
                "after findings"
       end
