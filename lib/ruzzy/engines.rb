@@ -34,17 +34,23 @@ module Ruzzy
     # seed, input size limit and mutations), with a line that says so.
     DEFAULT_FLAGS = %w[print_final_stats print_funcs detect_leaks].freeze
     DECIDED_FLAGS = %w[seed max_len len_control only_ascii].freeze
-    # libFuzzer's modes that run child processes: LibAFL's runtime has its
-    # own -fork/-jobs launcher, which forks the whole Ruby process and
-    # talks to a broker over a TCP port; ruzzy does not drive it (yet).
+    # libFuzzer's modes that run child processes: LibAFL's runtime does
+    # them by forking the process from C, which a Ruby interpreter does not
+    # survive (refused, see #refusal).
     PARENT_MODES = LibFuzzerArgs::PARENT_FLAGS
     IGNORED_FLAGS = (DEFAULT_FLAGS + DECIDED_FLAGS).freeze
 
-    # Under LibAFL's runtime, AddressSanitizer starts with LibAFL's options
-    # (abort_on_error=1, symbolize=0, malloc_context_size=0): ruzzy's
-    # preload defaults instead, and the runtime may come second.
-    ASAN_OPTIONS = "verify_asan_link_order=0:abort_on_error=0:symbolize=1:malloc_context_size=30:" \
-                   "#{Sanitizers::PRELOAD_DEFAULTS.fetch("address")}".freeze
+    # Under LibAFL's runtime, the sanitizers start with LibAFL's options
+    # (abort_on_error=1, symbolize=0, no stack traces or allocation
+    # contexts): ruzzy's preload defaults instead, and for AddressSanitizer
+    # no complaint that its runtime comes second. For each sanitizer the
+    # options variable and what goes in front of the user's own.
+    SANITIZER_OPTIONS = {
+      "address" => ["ASAN_OPTIONS", "verify_asan_link_order=0:abort_on_error=0:symbolize=1:malloc_context_size=30:" \
+                                    "#{Sanitizers::PRELOAD_DEFAULTS.fetch("address")}"],
+      "undefined" => ["UBSAN_OPTIONS",
+                      "abort_on_error=0:symbolize=1:#{Sanitizers::PRELOAD_DEFAULTS.fetch("undefined")}"]
+    }.freeze
 
     module_function
 
@@ -95,30 +101,27 @@ module Ruzzy
     end
 
     # The environment that preloads LibAFL's runtime in front of anything
-    # else. With +sanitizer+ ("address", the only one it runs with),
-    # AddressSanitizer's shared runtime of the clang ruzzy was built with
-    # follows it, with the options ruzzy's own preload has built in (the
-    # user's ASAN_OPTIONS still win): LibAFL's runtime first, so that the
-    # coverage of instrumented C extensions reaches it, not the empty hooks
-    # of the sanitizer runtime.
+    # else. With +sanitizer+ ("address" or "undefined"), the shared runtime
+    # of that sanitizer of the clang ruzzy was built with follows it, with
+    # SANITIZER_OPTIONS (the user's own options still win): LibAFL's
+    # runtime first, so that the coverage of instrumented C extensions
+    # reaches it, not the empty hooks of the sanitizer runtime.
     def libafl_environment(sanitizer = nil)
       environment = { ENV_NAME => "libafl" }
       return environment.merge(Sanitizers.preload_environment(libafl_path!)) unless sanitizer
 
-      unless sanitizer == "address"
-        raise InvalidArgumentsError, "the libafl engine runs with --sanitizer=address only (yet): " \
-                                     "use the libfuzzer engine for --sanitizer=#{sanitizer}"
-      end
-      environment.merge(Sanitizers.preload_environment("#{libafl_path!}:#{asan_runtime!}"),
-                        "ASAN_OPTIONS" => [ASAN_OPTIONS, ENV.fetch("ASAN_OPTIONS", "")].reject(&:empty?).join(":"))
+      variable, defaults = SANITIZER_OPTIONS.fetch(sanitizer)
+      environment.merge(Sanitizers.preload_environment("#{libafl_path!}:#{shared_runtime!(sanitizer)}"),
+                        variable => [defaults, ENV.fetch(variable, "")].reject(&:empty?).join(":"))
     end
 
-    # AddressSanitizer's shared runtime; raises SanitizerUnavailableError
-    # when it was not found when ruzzy was installed.
-    def asan_runtime!
-      Sanitizers.asan_runtime || raise(SanitizerUnavailableError,
-                                       "AddressSanitizer's shared runtime (libclang_rt.asan) was not found when " \
-                                       "ruzzy was installed: #{Sanitizers.build_report}")
+    # The shared runtime of +sanitizer+; raises SanitizerUnavailableError
+    # when there is none.
+    def shared_runtime!(sanitizer)
+      name = Sanitizers::SHARED_RUNTIMES.fetch(sanitizer)[:name]
+      Sanitizers.shared_runtime(sanitizer) ||
+        raise(SanitizerUnavailableError, "the shared runtime of --sanitizer=#{sanitizer} (libclang_rt.#{name}) " \
+                                         "was not found when ruzzy was installed: #{Sanitizers.build_report}")
     end
 
     # Why the libafl engine does not take the flag +word+ named +name+.

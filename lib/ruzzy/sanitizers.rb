@@ -20,9 +20,13 @@ module Ruzzy
     # The status line naming the clang the preloads were built with, and
     # the lines that say something could not be built.
     CLANG_LABEL = "clang:"
-    # The status line naming that clang's shared AddressSanitizer runtime
-    # (preloaded behind LibAFL's runtime: --engine=libafl --sanitizer=address).
-    ASAN_RUNTIME_LABEL = "asan shared runtime:"
+    # For each sanitizer, the status line naming that clang's shared
+    # runtime (preloaded behind LibAFL's runtime: --engine=libafl
+    # --sanitizer=NAME) and the runtime's compiler-rt name.
+    SHARED_RUNTIMES = {
+      "address" => { label: "asan shared runtime:", name: "asan" },
+      "undefined" => { label: "ubsan shared runtime:", name: "ubsan_standalone" }
+    }.freeze
     PROBLEM = /\A(?:missing|failed):/
 
     # What a Ruby process needs from each runtime: no leak report at exit
@@ -105,15 +109,17 @@ module Ruzzy
       status_value(CLANG_LABEL)
     end
 
-    # That clang's shared AddressSanitizer runtime, or, when it is not on
-    # this machine (the precompiled gem records the build machine's), that
-    # of the clang on PATH; nil when there is none.
-    def asan_runtime
-      path = status_value(ASAN_RUNTIME_LABEL)
+    # That clang's shared runtime of +sanitizer+ ("address" or
+    # "undefined"), or, when it is not on this machine (the precompiled gem
+    # records the build machine's), that of the clang on PATH; nil when
+    # there is none.
+    def shared_runtime(sanitizer)
+      runtime = SHARED_RUNTIMES.fetch(sanitizer)
+      path = status_value(runtime[:label])
       return path if path && File.file?(path)
 
       require_relative "sanitizers/clang_runtime"
-      ClangRuntime.find(ENV.fetch("RUZZY_CLANG", "clang"), "asan", ext: "so")
+      ClangRuntime.find(ENV.fetch("RUZZY_CLANG", "clang"), runtime[:name], ext: "so")
     end
 
     # The value of the status line that starts with +label+, or nil.

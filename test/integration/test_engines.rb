@@ -157,13 +157,33 @@ class TestEngines < Minitest::Test
     end
   end
 
+  # UndefinedBehaviorSanitizer's shared runtime behind LibAFL's: its
+  # report, stack trace included, then the crash file and exit status 77.
+  def test_an_ubsan_report_from_a_c_extension
+    prerequisite! Ruzzy::Sanitizers.shared_runtime("undefined"), "UBSan's shared runtime (clang at install)"
+    in_tmpdir do |dir|
+      build_c_extension(dir, File.join(FIXTURES, "c_ext", "faults.c"), sanitize: "signed-integer-overflow")
+      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
+      result = ruzzy("--engine=libafl", "--sanitizer=undefined", "harness.rb", "-runs=#{runs(2_000_000)}",
+                     chdir: dir)
+      assert_exit 77, result
+      assert_match(/using LibAFL's libFuzzer-compatible engine/, result.stderr)
+      assert_match(/runtime error: signed integer overflow/, result.stderr)
+      assert_match(/#\d+ 0x\h+ in faults_ubsan .*faults\.c/, result.stderr, "UBSan's stack trace, symbolised")
+      crash = artifacts(dir).first
+      assert_equal "U", File.binread(File.join(dir, crash))[0]
+      assert_match(%r{^==ruzzy== Test unit written to \./#{crash}$}, result.stderr)
+      assert_equal 1, result.stderr.scan("==ruzzy== Reproduce:").size
+    end
+  end
+
   # The sanitizer runtime preloaded in front of LibAFL's would take the
   # coverage registration (its hooks are empty): said before fuzzing.
   def test_a_preload_order_that_hides_the_coverage_is_an_error
-    prerequisite! Ruzzy::Sanitizers.asan_runtime, "AddressSanitizer's shared runtime (clang at install)"
+    prerequisite! Ruzzy::Sanitizers.shared_runtime("address"), "AddressSanitizer's shared runtime (clang at install)"
     in_tmpdir do |dir|
       harness = write_harness(dir, SAFE)
-      preload = "#{Ruzzy::Sanitizers.asan_runtime}:#{Ruzzy::Engines.libafl_path}"
+      preload = "#{Ruzzy::Sanitizers.shared_runtime("address")}:#{Ruzzy::Engines.libafl_path}"
       result = ruby(harness, "-runs=10", chdir: dir,
                                          env: { "LD_PRELOAD" => preload, "RUZZY_ENGINE" => "libafl",
                                                 "ASAN_OPTIONS" => "detect_leaks=0" })
@@ -178,9 +198,8 @@ class TestEngines < Minitest::Test
     assert_exit 2, result
     assert_match(/unknown engine "afl"; use one of libfuzzer, libafl/, result.stderr)
 
-    result = ruzzy("--engine=libafl", "--sanitizer=undefined", "x.rb")
+    result = ruzzy("--engine=libafl", "--sanitizer=thread", "x.rb")
     assert_exit 2, result
-    assert_match(/the libafl engine runs with --sanitizer=address only \(yet\): use the libfuzzer engine/,
-                 result.stderr)
+    assert_match(/unknown sanitizer "thread"/, result.stderr)
   end
 end

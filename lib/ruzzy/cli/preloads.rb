@@ -14,7 +14,7 @@ module Ruzzy
 
       # --engine=NAME: the engine of this process's Ruzzy.fuzz. LibAFL's
       # runtime does not run under the sanitizer preloads (they carry
-      # libFuzzer): with --sanitizer=address the sanitizer's own runtime is
+      # libFuzzer): with --sanitizer=NAME the sanitizer's own runtime is
       # preloaded behind it instead, and the sanitizer is done with.
       def preload_engine
         ENV[Engines::ENV_NAME] = @engine

@@ -80,10 +80,12 @@ module Ruzzy
       asan = runtime("asan")
       ubsan = runtime("ubsan_standalone")
       build_preload("address", [asan, runtime("asan_cxx"), fuzzer], "asan_preinit", "__asan_default_options")
-      shared_asan = runtime("asan", ext: "so")
-      @status << "#{Sanitizers::ASAN_RUNTIME_LABEL} #{shared_asan}" if shared_asan
       build_preload("undefined", [ubsan, runtime("ubsan_standalone_cxx"), fuzzer],
                     "ubsan_init_standalone_preinit", "__ubsan_default_options")
+      Sanitizers::SHARED_RUNTIMES.each_value do |shared|
+        path = runtime(shared[:name], ext: "so")
+        @status << "#{shared[:label]} #{path}" if path
+      end
       build_dummy if @dummy
     end
 

@@ -131,6 +131,9 @@ pub fn fuzz(
             ),
         ));
     }
+    if libafl {
+        crate::findings::reproduce::register_with_ubsan_under_libafl();
+    }
     if let Some(mismatch) = &engine.mismatch {
         let _ = writeln!(
             std::io::stderr(),

@@ -256,6 +256,38 @@ extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
     }
 }
 
+/// UndefinedBehaviorSanitizer's death callback under LibAFL's runtime
+/// (which sets none): its report is complete and the process is about to
+/// exit with UBSAN_OPTIONS' exitcode; the reproduction lines and the input,
+/// as `crash-<sha1>`.
+extern "C" fn after_ubsan_report() {
+    print();
+    if let Some(input) = target_state::current_input() {
+        write_artifact(input, b"crash-");
+    }
+}
+
+/// Under LibAFL's runtime with UndefinedBehaviorSanitizer's shared runtime
+/// preloaded (and no AddressSanitizer, whose report callback does the
+/// same): registers [`after_ubsan_report`] as the sanitizer's death
+/// callback. Returns whether it did.
+pub fn register_with_ubsan_under_libafl() -> bool {
+    type SetCallback = unsafe extern "C" fn(extern "C" fn());
+    let lookup = crate::rb::dl::lookup;
+    if lookup(c"__asan_init").is_some() || lookup(c"__ubsan_handle_add_overflow").is_none() {
+        return false;
+    }
+    let Some(set) = lookup(c"__sanitizer_set_death_callback") else {
+        return false;
+    };
+    // SAFETY: the sanitizers' common interface declares exactly this
+    // signature (sanitizer/common_interface_defs.h).
+    let set: SetCallback = unsafe { std::mem::transmute(set) };
+    // SAFETY: stores a function pointer that lives as long as the process.
+    unsafe { set(after_ubsan_report) };
+    true
+}
+
 /// Registers [`after_asan_report`] with a preloaded AddressSanitizer.
 pub fn register_with_asan() {
     type SetCallback = unsafe extern "C" fn(extern "C" fn(*const std::ffi::c_char));
