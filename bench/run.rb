@@ -228,21 +228,37 @@ module Bench
   # fixed document per execution (bench/fixed_documents/harness.rb), under
   # ruzzy's defaults, without comparison hooks, untraced, and under Ruzzy
   # 0.8 (tracer.rb, no preload) when BENCH_RUZZY_0_8_HOME names its gem
-  # home; then the cost of a traced `if` inside the fuzzing loop.
+  # home; beside them what Ruby's own branch coverage costs the same work
+  # without a fuzzer; then the cost of a traced `if` inside the fuzzing loop.
   def fixed_documents
     rows = PARSERS.map do |name|
       speeds = FIXED_CONFIGURATIONS.transform_values { |flags| fixed_speed(name, flags) }
-      row = [name, *speeds.values.map { |speed| fmt(speed) }, "#{fmt(speeds["untraced"] / speeds["ruzzy"], 2)}x"]
+      row = [name, *speeds.values.map { |speed| fmt(speed) }, "#{fmt(speeds["untraced"] / speeds["ruzzy"], 2)}x",
+             "#{fmt(ruby_coverage_cost(name), 2)}x"]
       next row unless RUZZY_0_8_HOME
 
       old = fixed_speed(name, nil)
       row + [fmt(old), "#{fmt(speeds["ruzzy"] / old, 2)}x"]
     end
-    header = ["parser", *FIXED_CONFIGURATIONS.keys.map { |label| "#{label} execs/s" }, "untraced / ruzzy"]
+    header = ["parser", *FIXED_CONFIGURATIONS.keys.map { |label| "#{label} execs/s" }, "untraced / ruzzy",
+              "Ruby's branch coverage alone"]
     header += ["Ruzzy 0.8 execs/s", "ruzzy / Ruzzy 0.8"] if RUZZY_0_8_HOME
     table("Per execution on a fixed document (bench/fixed_documents): average execs/s, #{SECONDS} s each, " \
           "one process at a time", header, rows)
     traced_if
+  end
+
+  # What Ruby's own branch coverage costs the workload of +name+ with no
+  # fuzzer (bench/fixed_documents/ruby_coverage.rb): µs per execution with
+  # it over µs without, the floor under coverage from the interpreter's
+  # events.
+  def ruby_coverage_cost(name)
+    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
+    with, without = %w[branches none].map do |mode|
+      output, = ruby(script, name, mode, SECONDS.to_s)
+      Float(output[/us_per_call: ([\d.]+)/, 1] || raise("no timing from #{script} #{name} #{mode}:\n#{output}"))
+    end
+    with / without
   end
 
   # Average execs/s of the fixed-document harness for +name+ under ruzzy
