@@ -125,7 +125,7 @@ class TestTypedFuzz < Minitest::Test
     in_tmpdir do |dir|
       FileUtils.mkdir_p(File.join(dir, "test"))
       File.write(File.join(dir, "test", "router_test.rb"), TYPED_TEST)
-      result = ruzzy("ci", "--seconds=600", "test/router_test.rb", "--", "-seed=1", "-runs=#{runs(300_000)}",
+      result = ruzzy("ci", "--seconds=600", "test/router_test.rb", "--", "-seed=1", "-runs=#{runs(1_000_000)}",
                      chdir: dir)
       assert_exit 77, result
       assert_match(/FOUND  builds routes .*: 1 bug\(s\), \d\d+ finding\(s\)/, result.stdout)
