@@ -3,7 +3,8 @@
 //! inputs. [`compare_hooks`] holds the one table of hooked methods (one
 //! module per receiver type); they report through [`compare_sites`] (one PC
 //! per Ruby call site), [`numbers`] (numbers spelt in the input's text) and
-//! [`regex_model`] (what a Regexp would have matched). [`harness_guidance`]
+//! [`regex_model`] (what a Regexp would have matched; [`recent_failures`]
+//! says which failed matches are worth modelling). [`harness_guidance`]
 //! is the same feedback given by the harness itself.
 //!
 //! Uses [`crate::coverage`] to locate call sites, [`crate::rb`] to read the
@@ -13,4 +14,5 @@ pub mod compare_hooks;
 pub mod compare_sites;
 pub mod harness_guidance;
 pub mod numbers;
+pub mod recent_failures;
 pub mod regex_model;

@@ -248,12 +248,7 @@ pub fn mark_printed() {
 /// process is about to die. Under LibAFL's runtime, which has no death
 /// callback to write it, the input is written as `crash-<sha1>` here.
 extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
-    print();
-    if crate::engine::libfuzzer::get().is_libafl() {
-        if let Some(input) = target_state::current_input() {
-            write_artifact(input, b"crash-");
-        }
-    }
+    after_report(crate::engine::libfuzzer::get().is_libafl());
 }
 
 /// UndefinedBehaviorSanitizer's death callback under LibAFL's runtime
@@ -261,31 +256,38 @@ extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
 /// exit with UBSAN_OPTIONS' exitcode; the reproduction lines and the input,
 /// as `crash-<sha1>`.
 extern "C" fn after_ubsan_report() {
+    after_report(true);
+}
+
+/// After a sanitizer's report: the reproduction lines, and the input as
+/// `crash-<sha1>` when `save` (under LibAFL, which does not save it).
+fn after_report(save: bool) {
     print();
-    if let Some(input) = target_state::current_input() {
-        write_artifact(input, b"crash-");
+    if save {
+        if let Some(input) = target_state::current_input() {
+            write_artifact(input, b"crash-");
+        }
     }
 }
 
 /// Under LibAFL's runtime with UndefinedBehaviorSanitizer's shared runtime
 /// preloaded (and no AddressSanitizer, whose report callback does the
 /// same): registers [`after_ubsan_report`] as the sanitizer's death
-/// callback. Returns whether it did.
-pub fn register_with_ubsan_under_libafl() -> bool {
+/// callback.
+pub fn register_with_ubsan_under_libafl() {
     type SetCallback = unsafe extern "C" fn(extern "C" fn());
     let lookup = crate::rb::dl::lookup;
     if lookup(c"__asan_init").is_some() || lookup(c"__ubsan_handle_add_overflow").is_none() {
-        return false;
+        return;
     }
     let Some(set) = lookup(c"__sanitizer_set_death_callback") else {
-        return false;
+        return;
     };
     // SAFETY: the sanitizers' common interface declares exactly this
     // signature (sanitizer/common_interface_defs.h).
     let set: SetCallback = unsafe { std::mem::transmute(set) };
     // SAFETY: stores a function pointer that lives as long as the process.
     unsafe { set(after_ubsan_report) };
-    true
 }
 
 /// Registers [`after_asan_report`] with a preloaded AddressSanitizer.

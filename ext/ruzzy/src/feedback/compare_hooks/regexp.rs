@@ -10,7 +10,9 @@
 //! methods, which Ruby's special variables skip. Only when the match
 //! failed does the hook look at the pattern: its model (`regex_model`,
 //! parsed once per Regexp object and cached in a fixed table) is run on the
-//! subject to find where matching stopped, and libFuzzer gets
+//! subject to find where matching stopped (unless the same failure was
+//! just modelled: [`recent_failures`] runs it again only now and then),
+//! and libFuzzer gets
 //! - a byte comparison of the subject from that point with a string the
 //!   rest of the pattern accepts (libFuzzer writes it over the input's
 //!   bytes), and
@@ -31,6 +33,7 @@ use super::{Hook, HookModule};
 use crate::coverage::hook;
 use crate::detectors::held_findings::matching;
 use crate::feedback::compare_sites::{self, SiteId};
+use crate::feedback::recent_failures;
 use crate::feedback::regex_model::Pattern;
 use crate::rb::method::Function;
 use crate::rb::value::{self, Frame, MethodCall, QNIL};
@@ -251,6 +254,11 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
         return;
     };
     hook::reach_compare_site(site);
+    let window = &subject[..subject.len().min(from.saturating_add(WINDOW))];
+    let location = site.location().unwrap_or(0);
+    if !recent_failures::worth_modelling(location, pattern_value, window, from, anchored) {
+        return;
+    }
     // SAFETY: GVL held (a frame); `pattern_value` is a Regexp with this
     // source.
     let Some(pattern) = (unsafe { pattern(pattern_value, src, source, options) }) else {
@@ -259,13 +267,13 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
     if pattern.is_empty() {
         return;
     }
-    propose(site, pattern, subject, from, anchored);
+    propose(site, pattern, window, from, anchored);
 }
 
-/// The two reports for a failed match (see the module header).
-fn propose(site: SiteId, pattern: &Pattern, subject: &[u8], from: usize, anchored: bool) {
+/// The two reports for a failed match (see the module header); `window`
+/// is the subject up to [`WINDOW`] bytes after `from`.
+fn propose(site: SiteId, pattern: &Pattern, window: &[u8], from: usize, anchored: bool) {
     let variant = next_variant();
-    let window = &subject[..subject.len().min(from.saturating_add(WINDOW))];
     let mut sample = [0u8; SAMPLE];
     if let Some(failure) = pattern.progress(window, from, anchored) {
         let len = pattern.sample(failure.node, variant, &mut sample);
