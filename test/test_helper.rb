@@ -49,10 +49,13 @@ module RuzzyTestHelper
     end
   end
 
+  # Runs +command+; its output as UTF-8 with any byte that is not valid
+  # UTF-8 replaced (a report may quote the input's raw bytes, and a Regexp
+  # raises on a String with invalid bytes).
   def run_command(*command, chdir: Dir.pwd, env: {})
     stdout, stderr, status = Open3.capture3(env, "timeout", "-s", "KILL", HARD_TIMEOUT.to_s, *command,
                                             chdir:)
-    Result.new(stdout, stderr, status)
+    Result.new(*[stdout, stderr].map { |text| text.force_encoding(Encoding::UTF_8).scrub }, status)
   end
 
   def ruzzy(*args, chdir: Dir.pwd, env: {})

@@ -1002,6 +1002,10 @@ impl Parser<'_> {
 
     fn group(&mut self, fold: bool, parent: u16, depth: usize) -> Result<Option<bool>, Stop> {
         let mut fold_inside = fold;
+        // The options around the group, before `(?x:` or `(?m-x:` changes
+        // them for its inside only (`(?x)` changes them for the rest of the
+        // enclosing group, which restores its own when it ends).
+        let (outer_extended, outer_multiline) = (self.extended, self.multiline);
         if self.peek() == Some(b'?') {
             self.at += 1;
             match self.next().ok_or(Stop)? {
@@ -1043,7 +1047,6 @@ impl Parser<'_> {
                 _ => return Err(Stop),
             }
         }
-        let (outer_extended, outer_multiline) = (self.extended, self.multiline);
         let group = self.push(Kind::Group { end: 0 }, fold, parent)?;
         let result = self.alternatives(fold_inside, group as u16, depth + 1);
         self.pattern.nodes[group].kind = Kind::Group {
@@ -1546,6 +1549,21 @@ mod tests {
         let extended = Pattern::parse(b"a b # comment\n c", EXTENDED);
         assert_eq!(sample(&extended, 0, 0), b"abc");
         assert_eq!(fails_at(r"(?i:abc)d", "ABCD").map(|f| f.0), Some(3));
+        // A scoped option ends with its group; `(?x)` lasts to the end of
+        // the enclosing one.
+        assert_eq!(Pattern::parse(br"(?x:b ) a", 0).matches(b"b a"), Some(true));
+        assert_eq!(
+            Pattern::parse(br"\s*(?x:^ )(?> )a", 0).matches(b" a"),
+            Some(true)
+        );
+        assert_eq!(
+            Pattern::parse(br"((?x) b ) a", 0).matches(b"b a"),
+            Some(true)
+        );
+        assert_eq!(
+            Pattern::parse(br"((?x) b ) a", 0).matches(b" b  a"),
+            Some(false)
+        );
         assert_eq!(fails_at(r"(?=x)abc", "abc"), None);
     }
 
