@@ -4,6 +4,18 @@
 # exist only under this switch; child processes inherit it.
 ENV["RUZZY_TEST_PROBES"] = "1"
 
+# With an in-tree build (bin/compile), the tests and every process they
+# start run this checkout: exe/ first on PATH, lib/ first on the load path.
+# RUZZY_TEST_INSTALLED=1 (bin/rubies test) runs them against the installed
+# gem instead.
+TREE_LIB = File.expand_path("../lib", __dir__)
+TREE_BUILD = File.join(TREE_LIB, "ruzzy", RUBY_VERSION[/\A\d+\.\d+/], "ruzzy_ext.so")
+if ENV["RUZZY_TEST_INSTALLED"] != "1" && File.file?(TREE_BUILD)
+  ENV["PATH"] = [File.expand_path("../exe", __dir__), ENV.fetch("PATH", nil)].compact.join(File::PATH_SEPARATOR)
+  ENV["RUBYLIB"] = [TREE_LIB, ENV.fetch("RUBYLIB", nil)].compact.reject(&:empty?).join(File::PATH_SEPARATOR)
+  $LOAD_PATH.unshift(TREE_LIB)
+end
+
 require "minitest/autorun"
 require "json"
 require "open3"
