@@ -1,0 +1,124 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# End to end, as a user fuzzes a library installed the way users install
+# them: Debian's packages (bin/setup installs them; bin/rubies unpacks the
+# same versions into the chroots), a harness in a directory of its own, ruzzy
+# run from a new shell that has only what a user's shell has, and every
+# command ruzzy prints run as printed, from another new shell.
+class TestInstalledLibraries < Minitest::Test
+  # Debian 12's ruby-toml-rb: a gem under rubygems-integration.
+  TOML_RB = "/usr/share/rubygems-integration/all/specifications/toml-rb-2.2.0.gemspec"
+  # Debian 12's ruby-toml: plain files in vendor_ruby.
+  TOML = "/usr/lib/ruby/vendor_ruby/toml.rb"
+
+  # toml-rb 2.2 raises Encoding::CompatibilityError on a binary String that
+  # is not ASCII (emancu/toml-rb#150).
+  def test_a_gem_installed_by_apt
+    prerequisite!(File.file?(TOML_RB), "Debian's ruby-toml-rb 2.2.0 (bin/setup installs it)")
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "fuzz_toml_rb.rb"), <<~RUBY)
+        require "ruzzy"
+        require "toml-rb"
+
+        Ruzzy.fuzz(lambda do |data|
+          TomlRB.parse(data)
+          nil
+        rescue TomlRB::ParseError, TomlRB::ValueOverwriteError
+          nil
+        end)
+      RUBY
+      campaign = user_shell("ruzzy --keep-going fuzz_toml_rb.rb -seed=1 -max_total_time=40", chdir: dir)
+      assert_exit 77, campaign
+      group = assert_group(campaign, dir, /Encoding::CompatibilityError: incompatible encoding regexp match/)
+      yours = campaign.output.scan(/yours ([\d,]+) lines/).flatten.map { |n| n.delete(",").to_i }
+      assert_operator yours.max.to_i, :>, 20, "the status line counts toml-rb's lines as yours:\n#{campaign.output}"
+      act_on_the_finding(dir, group, /Encoding::CompatibilityError/)
+
+      cov = user_shell("ruzzy cov fuzz_toml_rb.rb ruzzy-findings/corpus", chdir: dir)
+      assert_exit 0, cov
+      assert_match(/campaign: coverage \d+ -> \d+ in \d+ s/, cov.output, "the plot without --campaign")
+      lcov = File.read(File.join(dir, "coverage-report", "lcov.info"))
+      assert_match(%r{^SF:\S*/toml-rb-2\.2\.0/lib/toml-rb/parser\.rb$}, lcov, "toml-rb's files are reported")
+    end
+  end
+
+  # toml 0.2 raises NoMethodError for every document it cannot parse (its
+  # error handler calls #ascii_tree on nil).
+  def test_a_library_in_vendor_ruby
+    prerequisite!(File.file?(TOML), "Debian's ruby-toml 0.2.0 (bin/setup installs it)")
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "fuzz_toml.rb"), <<~RUBY)
+        require "ruzzy"
+        require "toml"
+
+        Ruzzy.fuzz(lambda do |data|
+          TOML.load(data)
+          nil
+        rescue Parslet::ParseFailed
+          nil
+        end)
+      RUBY
+      campaign = user_shell("ruzzy --keep-going fuzz_toml.rb -seed=1 -max_total_time=20", chdir: dir)
+      assert_exit 77, campaign
+      group = assert_group(campaign, dir, /NoMethodError: undefined method [`']ascii_tree' for nil/)
+      act_on_the_finding(dir, group, /NoMethodError/)
+
+      cov = user_shell("ruzzy cov fuzz_toml.rb #{File.join("ruzzy-findings", group, "input")}", chdir: dir)
+      assert_exit 0, cov
+      lcov = File.read(File.join(dir, "coverage-report", "lcov.info"))
+      assert_match(%r{^SF:/usr/lib/ruby/vendor_ruby/toml/parser\.rb$}, lcov, "toml's files are reported")
+    end
+  end
+
+  private
+
+  # Runs +command+ in a new bash with only a user's environment: PATH, HOME
+  # and LANG, RUBYLIB when the tests run this checkout (test_helper.rb), and
+  # +env+.
+  def user_shell(command, chdir:, env: {}, rubylib: true)
+    base = { "PATH" => ENV.fetch("PATH"), "HOME" => Dir.home, "LANG" => "C.UTF-8" }
+    base["RUBYLIB"] = ENV["RUBYLIB"] if rubylib && ENV["RUBYLIB"]
+    variables = base.merge(env).map { |name, value| "#{name}=#{value}" }
+    run_command("env", "-i", *variables, "bash", "--noprofile", "--norc", "-c", command, chdir:)
+  end
+
+  # A command ruzzy printed, run as printed from a new shell in another
+  # directory, with nothing of the campaign's environment.
+  def run_as_printed(command)
+    user_shell(command, chdir: "/", rubylib: false)
+  end
+
+  # The name of the group whose title matches +title+, filed once.
+  def assert_group(campaign, dir, title)
+    list = user_shell("ruzzy findings", chdir: dir)
+    assert_exit 0, list
+    matching = list.stdout.lines.grep(title)
+    assert_equal 1, matching.size, "one group #{title.inspect}:\n#{list.stdout}\n#{campaign.output[-3000..]}"
+    matching.first[/\b[a-z]+-\h{10}\b/]
+  end
+
+  # `ruzzy findings show`, its Reproduce: line run as printed, `replay` and
+  # `minimise` of +group+, whose report matches +report+.
+  def act_on_the_finding(dir, group, report)
+    show = user_shell("ruzzy findings show #{group}", chdir: dir)
+    assert_exit 0, show
+    assert_match(report, show.stdout)
+    reproduce = show.stdout[/^Reproduce: (.+)$/, 1]
+    refute_nil reproduce, show.stdout
+    again = run_as_printed(reproduce)
+    assert_exit 77, again
+    assert_match(report, again.stderr)
+
+    replay = run_as_printed("cd #{dir} && ruzzy findings replay")
+    assert_exit 77, replay
+    assert_match(/^FAILS\s+#{group}\s+reproduced$/, replay.stdout)
+
+    minimise = show.stdout[/^Minimise: +(.+)$/, 1]
+    refute_nil minimise, show.stdout
+    shrunk = run_as_printed(minimise)
+    assert_exit 0, shrunk
+    assert_match(/^#{group}: /, shrunk.stdout)
+  end
+end
