@@ -193,6 +193,36 @@ class TestEngines < Minitest::Test
     end
   end
 
+  # A campaign's harness: an exception the worker records, a deadly
+  # signal that ends the worker (filed from its artifact), and branches.
+  CAMPAIGN = <<~RUBY
+    def header(data) = data.getbyte(0) == 7 && raise(TypeError, "bad header")
+
+    Ruzzy.fuzz(lambda do |data|
+      header(data)
+      case data.getbyte(1)
+      when 1 then :one
+      when 2 then :two
+      end
+      Process.kill(:SEGV, Process.pid) if data == "SEGV"
+      nil
+    end)
+  RUBY
+
+  # Under LibAFL, whose progress lines are not libFuzzer's, the status line,
+  # progress log and summary carry the workers' own numbers, and both kinds
+  # of finding are filed while workers are ended and started again.
+  def test_a_campaign_reports_the_workers_numbers_and_files_the_findings
+    in_tmpdir do |dir|
+      write_harness(dir, CAMPAIGN)
+      result = ruzzy("--keep-going", "--engine=libafl", "harness.rb", "-max_total_time=15", "-seed=1", chdir: dir)
+      assert_exit 77, result
+      findings = File.join(dir, "ruzzy-findings")
+      assert_campaign_numbers(result, findings)
+      assert_campaign_findings(result, findings)
+    end
+  end
+
   def test_unknown_engine_and_sanitizer_combination_are_usage_errors
     result = ruzzy("--engine=afl", "x.rb")
     assert_exit 2, result
@@ -201,5 +231,48 @@ class TestEngines < Minitest::Test
     result = ruzzy("--engine=libafl", "--sanitizer=thread", "x.rb")
     assert_exit 2, result
     assert_match(/unknown sanitizer "thread"/, result.stderr)
+  end
+
+  private
+
+  # The summary's executions are the sum of the workers' final counts in
+  # the campaign log; the status lines and the progress log's last row
+  # show executions, coverage and a corpus.
+  def assert_campaign_numbers(result, findings)
+    log = File.read(File.join(findings, "campaign.log"))
+    counts = log.scan(/^stat::number_of_executed_units: (\d+)$/).flatten.map(&:to_i)
+    assert_equal log.scan(/^==> worker \d+: /).size, counts.size, "every worker printed its count"
+    executions = Integer(result.stderr[/^ruzzy: campaign: (\d+) executions in \d+ s/, 1] || "0", 10)
+    assert_operator executions, :>, 0, result.stderr
+    assert_equal counts.sum, executions, "the summary counts what the workers counted"
+
+    status = result.stderr.scan(/^\[[\d:]+\] ([\d,]+) execs \(.*\bcov (\d+)  corpus (\d+)  findings/)
+    refute_empty status, result.stderr
+    status.each do |execs, coverage, corpus|
+      assert_operator execs.delete(",").to_i, :>, 0, "executions in the status line"
+      assert_operator coverage.to_i, :>, 0, "coverage in the status line"
+      assert_operator corpus.to_i, :>, 0, "the corpus in the status line"
+    end
+    last = File.readlines(File.join(findings, "progress.csv")).last.split(",")
+    assert_equal executions, Integer(last[1], 10), "the progress log's last row"
+    assert_operator Integer(last[2], 10), :>, 0
+    assert_operator Integer(last[3], 10), :>, 0
+  end
+
+  # The exception recorded by the worker and the deadly signal filed from
+  # its artifact, each a group with its input; the summary counts them.
+  def assert_campaign_findings(result, findings)
+    groups = Dir.glob(File.join(findings, "*", "group.json")).to_h do |path|
+      group = JSON.parse(File.read(path))
+      [group.fetch("title"), group.merge("input" => File.binread(File.join(File.dirname(path), "input")))]
+    end
+    assert_equal "\x07".b, groups.fetch("TypeError: bad header")["input"][0], result.stderr
+    signal = groups.values.find { |group| group["kind"] == "signal" }
+    assert signal, "the deadly signal filed from its artifact: #{groups.keys}"
+    assert_equal "SEGV", signal["input"]
+    assert_match(/NEW  signal-\h+ \(signal\): deadly signal/, result.stderr)
+    total = groups.values.sum { |group| group["findings"] }
+    assert_match(/^ruzzy: #{total} finding\(s\) in #{groups.size} group\(s\)/, result.stderr)
+    assert_empty Dir.children(File.join(findings, ".artifacts")), "every artifact filed"
   end
 end

@@ -169,8 +169,12 @@ module Ruzzy
         progress = reader.progress
         found = found_now
         @reached = reader.reached || @reached
-        numbers = { executions: @executions + progress&.executions.to_i, coverage: progress&.coverage.to_i,
-                    corpus: progress&.corpus.to_i, groups: found.size,
+        # Coverage and corpus stay those the last worker reported until the
+        # new one reports its own (it starts from the same corpus).
+        @coverage = progress&.coverage || @coverage
+        @corpus_size = progress&.corpus || @corpus_size
+        numbers = { executions: @executions + progress&.executions.to_i, coverage: @coverage.to_i,
+                    corpus: @corpus_size.to_i, groups: found.size,
                     findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
         @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round,
                                    reached: @reached)

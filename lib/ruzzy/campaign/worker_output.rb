@@ -6,15 +6,38 @@ module Ruzzy
   module Campaign
     # Reads what a worker prints (its standard error and output, merged),
     # line by line: copies every line to the campaign log, keeps the
-    # numbers of libFuzzer's progress lines, and keeps the text printed
-    # since the last progress line, which is the report when the worker
-    # dies of a finding.
+    # numbers of its engine's progress lines, and keeps the text printed
+    # since the last of them, which is the report when the worker dies of a
+    # finding.
     class WorkerOutput
-      # libFuzzer's progress line: "#1234 NEW cov: 56 ft: 78 corp: 9/10b ... exec/s: 11 rss: 12Mb".
-      PROGRESS = %r{\A#(\d+)\s+(\w+)\s+cov: (\d+) ft: \d+ corp: (\d+)/\S+.*? exec/s: (\d+)}
+      # The engines' progress lines, with the executions so far, the
+      # coverage (edge counters reached) and the corpus size they give.
+      PROGRESS_LINES = [
+        # libFuzzer: "#1234 NEW cov: 56 ft: 78 corp: 9/10b lim: 4 exec/s: 11 rss: 12Mb".
+        %r{\A#(?<executions>\d+)\s+\w+\s+cov: (?<coverage>\d+) ft: \d+ corp: (?<corpus>\d+)/},
+        # LibAFL's runtime, its monitor's line for the worker's one client (at
+        # every new corpus entry and every 15 s), its statistics in any order:
+        # "   (CLIENT) corpus: 9, objectives: 0, executions: 1234, exec/sec: 1.2k, edges: 56/2048 (2%), ...".
+        %r{\A\s*\(CLIENT\)\ corpus:\ (?<corpus>\d+),\ objectives:\ \d+,\ executions:\ (?<executions>\d+),
+           (?:.*,\ edges:\ (?<coverage>\d+)/)?}x
+      ].freeze
+      # The count of executions both engines print when the worker ends, at
+      # its time limit or with a finding (libFuzzer with -print_final_stats=1,
+      # a ruzzy default; ruzzy itself under LibAFL): exact, where the last
+      # progress line may be seconds old.
+      FINAL_EXECUTIONS = /\Astat::number_of_executed_units: (\d+)$/
+      # The engine has read the corpus: libFuzzer's INITED progress line,
+      # LibAFL's line after loading the corpus directories.
+      INITIALISED = /\A(?:#\d+\s+INITED\s|We imported \d+ inputs from disk\.$)/
+      # The engine's other status lines (LibAFL's monitor's totals line, which
+      # comes before each client line; its count of generated inputs): never
+      # part of a report.
+      STATUS = /\A(?:\[[^\]]*\]\s+\(GLOBAL\) |We imported \d+ inputs from )/
 
-      # Numbers from the last progress line.
-      Progress = Struct.new(:executions, :coverage, :corpus, :exec_per_second)
+      # Numbers from the last progress line (the executions from the final
+      # count once printed); coverage and corpus are nil until an engine
+      # line gave them.
+      Progress = Struct.new(:executions, :coverage, :corpus)
 
       attr_reader :progress, :reached
 
@@ -47,8 +70,7 @@ module Ruzzy
         @report.join
       end
 
-      # Whether libFuzzer had read the corpus (printed INITED) before the
-      # worker ended.
+      # Whether the engine had read the corpus before the worker ended.
       def initialised?
         @initialised
       end
@@ -57,10 +79,11 @@ module Ruzzy
 
       def take(line)
         @log.write(line)
-        if (match = line.match(PROGRESS))
-          executions, event, *numbers = match.captures
-          @progress = Progress.new(executions.to_i, *numbers.map(&:to_i))
-          @initialised ||= event == "INITED"
+        @initialised ||= INITIALISED.match?(line)
+        if (progress = parse_progress(line))
+          @progress = progress
+          @report.clear
+        elsif STATUS.match?(line)
           @report.clear
         elsif (reached = Campaign.parse_reached(line))
           @reached = reached
@@ -68,8 +91,24 @@ module Ruzzy
           @report.clear
           yield announced
         else
+          take_final_count(line)
           @report << line
         end
+      end
+
+      # The numbers of an engine's progress line, or nil; a LibAFL line
+      # without the edges keeps the last coverage.
+      def parse_progress(line)
+        match = PROGRESS_LINES.lazy.filter_map { |pattern| line.match(pattern) }.first
+        return unless match
+
+        Progress.new(match[:executions].to_i, match[:coverage]&.to_i || @progress&.coverage, match[:corpus].to_i)
+      end
+
+      def take_final_count(line)
+        executions = line[FINAL_EXECUTIONS, 1] or return
+
+        @progress = Progress.new(executions.to_i, @progress&.coverage, @progress&.corpus)
       end
     end
   end
