@@ -16,6 +16,7 @@ require_relative "cli/fuzz_test_commands"
 require_relative "cli/preloads"
 require_relative "campaign/supervisor"
 require_relative "detectors"
+require_relative "user_code"
 require "rbconfig"
 
 module Ruzzy
@@ -241,6 +242,7 @@ module Ruzzy
       require "ruzzy"
       @session.each { |setting, value| Ruzzy.session.public_send(:"#{setting}=", value) }
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
+      UserCode.watch(path, include: @coverage[:include])
       begin
         load path
       rescue SystemExit

@@ -1,11 +1,14 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require_relative "../support/installed_gems"
 
 # Campaigns (`ruzzy --keep-going`, docs/campaigns.md): every finding is
 # recorded, grouped, and the run goes on; `ruzzy findings` lists, shows,
 # replays and minimises the groups.
 class TestCampaign < Minitest::Test
+  include InstalledGems
+
   # Two bugs in two methods, each reached by one first byte, and a
   # KeyError that needs a longer input (for minimising).
   TWO_BUGS = <<~RUBY
@@ -81,6 +84,24 @@ class TestCampaign < Minitest::Test
       assert_match(status, result.stderr,
                    "the status line counts the lines reached")
       assert_match(/ERROR: libFuzzer: timeout after 1\.5 seconds \(stopped in Ruby code; fuzzing goes on\)/, log)
+    end
+  end
+
+  # The harness fuzzes a library installed in a gem home: the status line's
+  # "yours" counts the library's lines, not only the harness's.
+  def test_the_lines_reached_in_your_code_count_the_library_the_harness_requires
+    in_tmpdir do |dir|
+      home = File.join(dir, "gems")
+      install_tiny_gems(home)
+      harness = write_harness(dir, "require 'tinyparse'\nRuzzy.fuzz(->(data) { Tinyparse.parse(data); nil })")
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-max_total_time=12",
+                     chdir: dir, env: gem_path_env(home))
+      assert_exit 0, result
+      log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
+      reached = log.scan(/^==ruzzy== reached: (\d+) lines and \d+ edges of your code/).last
+      refute_nil reached, log
+      assert_operator Integer(reached.first), :>, File.readlines(harness).size,
+                      "the harness has #{File.readlines(harness).size} lines; the rest are tinyparse's"
     end
   end
 

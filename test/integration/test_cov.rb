@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require_relative "../support/installed_gems"
 require "coverage"
 require "json"
 
@@ -8,6 +9,8 @@ require "json"
 # Coverage, with raising and process-killing inputs, and rendered in a real
 # browser.
 class TestCov < Minitest::Test
+  include InstalledGems
+
   HELLO = File.join(EXAMPLES, "hello.rb")
   HELLO_LIB = File.join(EXAMPLES, "lib", "hello.rb")
   CORPUS = File.join(__dir__, "fuzz", "hello_parser")
@@ -141,9 +144,71 @@ class TestCov < Minitest::Test
       write_harness(dir, "require 'ipaddr'\nRuzzy.fuzz(->(data) { IPAddr.new(data) rescue nil; nil })")
       File.write(File.join(dir, "input"), "10.0.0.1")
       assert_exit 0, cov(dir, "harness.rb", "input")
-      assert_equal [File.join(dir, "harness.rb")], resultset(dir).keys
+      ipaddr = $LOAD_PATH.resolve_feature_path("ipaddr").last
+      assert_equal [File.join(dir, "harness.rb"), ipaddr].sort, resultset(dir).keys.sort,
+                   "the harness and the library it requires, not what that library loads (socket)"
       assert_exit 0, cov(dir, "--all", "harness.rb", "input")
-      assert(resultset(dir).keys.any? { |path| path.end_with?("/ipaddr.rb") }, "--all: Ruby's ipaddr too")
+      assert(resultset(dir).keys.any? { |path| path.end_with?("/socket.rb") }, "--all: what ipaddr loads too")
+    end
+  end
+
+  # A library installed in a gem home, as `gem install` puts it: its files
+  # are the user's code because the harness requires it, the gem it uses
+  # in turn is not.
+  def test_the_report_shows_an_installed_library_the_harness_requires
+    in_tmpdir do |dir|
+      home = File.join(dir, "gems")
+      gems = install_tiny_gems(home)
+      harness = write_harness(dir, "require 'tinyparse'\nRuzzy.fuzz(->(data) { Tinyparse.parse(data); nil })")
+      File.write(File.join(dir, "input"), "12 ab")
+      result = ruzzy("cov", "-o", "report", "harness.rb", "input", chdir: dir, env: gem_path_env(home))
+      assert_exit 0, result
+      expected = [harness, File.join(gems["tinyparse"], "lib", "tinyparse.rb"),
+                  File.join(gems["tinyparse"], "lib", "tinyparse", "scanner.rb")]
+      assert_equal expected.sort, resultset(dir).keys.sort, result.stdout
+      assert_match(/3 files of your code/, result.stdout)
+    end
+  end
+
+  # A harness of two libraries that Debian packages (ruby-erubi,
+  # ruby-net-ldap).
+  DEBIAN_LIBRARIES = <<~RUBY
+    require "erubi"
+    require "net/ldap"
+    Ruzzy.fuzz(lambda do |data|
+      Erubi::Engine.new(data.force_encoding(Encoding::UTF_8))
+      Net::LDAP::Filter.construct(data)
+      nil
+    rescue ArgumentError, Net::LDAP::FilterSyntaxInvalidError, Net::LDAP::Error
+      nil
+    end)
+  RUBY
+
+  # Libraries from Debian's packages, installed with apt: erubi in
+  # rubygems-integration's gem directory, net-ldap in vendor_ruby (its
+  # gemspec in rubygems-integration lists net/ber/ as well).
+  def test_the_report_shows_libraries_installed_by_debian_packages
+    erubi = Gem::Specification.find_all_by_name("erubi").first
+    ldap = $LOAD_PATH.resolve_feature_path("net/ldap")
+    prerequisite! erubi && ldap, "Debian's ruby-erubi and ruby-net-ldap are not installed"
+    vendor = File.dirname(ldap.last)
+    in_tmpdir do |dir|
+      harness = write_harness(dir, DEBIAN_LIBRARIES)
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      { "a" => "<%= 1 %>(cn=a*)", "b" => "(&(cn=x)(!(sn=y)))" }.each do |name, data|
+        File.write(File.join(corpus, name), data)
+      end
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 0, result
+      files = resultset(dir).keys
+      [harness, File.join(erubi.full_gem_path, "lib", "erubi.rb"), File.join(vendor, "ldap.rb"),
+       File.join(vendor, "ldap", "filter.rb"), File.join(vendor, "ber", "ber_parser.rb")].each do |path|
+        assert_includes files, path
+      end
+      libraries = [harness, "#{erubi.full_gem_path}/", "#{vendor}/"]
+      others = files.reject { |path| libraries.any? { |library| path.start_with?(library) } }
+      assert_empty others, "only the harness and the libraries it requires"
     end
   end
 
@@ -167,6 +232,28 @@ class TestCov < Minitest::Test
       points = html[/<polyline class="coverage" [^>]*points="([^"]*)"/, 1]
       assert_equal 4, points.split.size, "a point per row"
       assert_equal 1, html.scan('<line class="finding"').size, "a mark where the groups went from 0 to 1"
+    end
+  end
+
+  # A campaign given its own corpus directory keeps its findings in
+  # ruzzy-findings/: `ruzzy cov` on that corpus finds the campaign there
+  # when its campaign.json ran the same harness.
+  def test_the_plot_of_a_campaign_on_its_own_corpus_directory
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { data.start_with?('a') ? 1 : 2; nil })")
+      FileUtils.cp(File.join(dir, "harness.rb"), File.join(dir, "other.rb"))
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      File.write(File.join(corpus, "seed"), "b")
+      assert_exit 0, ruzzy("--keep-going", "harness.rb", "corpus", "-seed=1", "-runs=#{runs(2000)}", chdir: dir)
+      result = cov(dir, "harness.rb", "corpus")
+      assert_exit 0, result
+      assert_match(/^ruzzy cov: campaign: coverage \d+ -> \d+ in \d+ s, \d+ executions, 0 finding group\(s\)$/,
+                   result.stdout)
+      assert_includes File.read(File.join(dir, "report", "index.html")), '<svg id="progress"'
+      other = cov(dir, "other.rb", "corpus")
+      assert_exit 0, other
+      refute_match(/campaign:/, other.stdout, "that campaign ran another harness")
     end
   end
 

@@ -8,6 +8,7 @@ require_relative "command_options"
 require_relative "../own_files"
 require_relative "../exit_status"
 require_relative "../sanitizers"
+require_relative "../findings/store"
 require_relative "cov/report"
 require_relative "cov/native_coverage"
 require_relative "cov/progress_plot"
@@ -29,14 +30,20 @@ module Ruzzy
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
       (default coverage-report/): index.html, lcov.info, .resultset.json.
-      The report shows your code: files outside installed gems and Ruby's
-      own library, unless --include=PATTERN names others ("/prefix" or a
-      substring of the path, as for fuzzing) or --all asks for every file.
+      The report shows your code: the files under the harness's directory,
+      and the files of each library the harness requires directly (the
+      whole gem, installed or not; for a library outside a gem directory,
+      the required file, its same-named directory and the files its
+      installed gemspec lists), but not what those libraries load in turn.
+      --include=PATTERN names the files to show instead ("/prefix" or a
+      substring of the path, as for fuzzing); --all shows every file.
       A C extension built with a sanitizer is replayed with that sanitizer
       preloaded (--sanitizer=NAME, or found out when the extension will not
       load without it). A campaign's coverage over time is plotted from
-      its findings directory (--campaign=DIR; found by itself for a
-      corpus inside one, such as ruzzy-findings/corpus).
+      its findings directory: --campaign=DIR, or else the findings
+      directory a corpus lies in (ruzzy-findings/corpus), or else
+      ruzzy-findings/ in the working directory when its campaign.json
+      ran this harness.
       Exit status: #{EXIT_OK} with a report, #{EXIT_HARNESS_ERROR} when the harness could not run or
       every input crashed the process, #{EXIT_USAGE} for usage errors.
     TEXT
@@ -77,7 +84,7 @@ module Ruzzy
         inputs = corpus_files(sources)
         replay = replay_all(harness, inputs)
         check(replay)
-        sections = [native_coverage(harness, replay), progress_plot(sources)].compact
+        sections = [native_coverage(harness, replay), progress_plot(harness, sources)].compact
         report = Report.new(replay, filter_description, sections:)
         report.write(@output)
         @out.puts report.summary(@output)
@@ -138,11 +145,18 @@ module Ruzzy
         NativeCoverage.measure(command, replay.inputs - replay.crashed.map(&:first))
       end
 
-      # The plot of the campaign that grew the corpus: --campaign, or the
-      # findings directory a corpus directory is in.
-      def progress_plot(sources)
-        dirs = @campaign ? [@campaign] : sources.map { |source| File.dirname(File.expand_path(source)) }
-        dirs.lazy.filter_map { |dir| ProgressPlot.from(dir) }.first
+      # The plot of the campaign that grew the corpus: --campaign; or else
+      # the findings directory a corpus source lies in; or else the default
+      # findings directory in the working directory, when its campaign ran
+      # +harness+ (a campaign given its own corpus directory keeps its
+      # findings there).
+      def progress_plot(harness, sources)
+        return ProgressPlot.from(@campaign) if @campaign
+
+        around = sources.map { |source| File.dirname(File.expand_path(source)) }
+        default = File.expand_path(CLI::DEFAULT_FINDINGS_DIR)
+        ran = Array(Findings::Store.new(default).campaign&.fetch("command", nil)).include?(File.expand_path(harness))
+        (around + (ran ? [default] : [])).uniq.lazy.filter_map { |dir| ProgressPlot.from(dir) }.first
       end
 
       # The environment of a replay child: the sanitizer preload, if any.

@@ -13,4 +13,4 @@ $PROGRAM_NAME = harness
 ARGV.clear
 inputs = File.readlines(list, chomp: true).map { |line| line.split("\t", 2).then { |i, p| [Integer(i), p] } }
 exit Ruzzy::Cov::Replayer.new(harness: File.expand_path(harness), inputs:, status:, dump:,
-                              filter: Ruzzy::Cov::Replayer.filter(JSON.parse(filter))).run
+                              spec: JSON.parse(filter)).run

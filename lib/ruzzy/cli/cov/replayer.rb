@@ -16,26 +16,29 @@ module Ruzzy
     class Replayer
       # The paths a replay reports: those the include and exclude patterns
       # of +spec+ let fuzzing instrument (the native coverage's own rules),
-      # never ruzzy's own files; without include patterns (or "all"), only
-      # the user's code: no file of an installed gem or of Ruby's library.
+      # never ruzzy's own files; unless +spec+ says "all", only the user's
+      # code (UserCode: the harness's directory, the libraries it requires
+      # directly, what --include names).
       def self.filter(spec)
-        users_only = spec["include"].empty? && !spec["all"]
         lambda { |path|
-          !path.start_with?(OWN_FILES) && (!users_only || UserCode.include?(path)) &&
+          !path.start_with?(OWN_FILES) && (spec["all"] || UserCode.include?(path)) &&
             Ruzzy::Native._rules_include?(spec["include"], spec["exclude"], path)
         }
       end
 
-      def initialize(harness:, inputs:, status:, dump:, filter:)
+      # +spec+: the parent's filter ("include", "exclude", "all").
+      def initialize(harness:, inputs:, status:, dump:, spec:)
         @harness = harness
         @inputs = inputs
         @status = status
         @dump = dump
-        @filter = filter
+        @spec = spec
+        @filter = self.class.filter(spec)
         @first = Hash.new { |hash, path| hash[path] = {} }
       end
 
       def run
+        UserCode.watch(@harness, include: @spec["include"])
         ::Coverage.start(lines: true, branches: true)
         capture = Ruzzy.session.capture { load @harness }
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
