@@ -14,7 +14,9 @@ module Ruzzy
   #    `require`, `require_relative` or autoload run by the harness or by
   #    another file of its directory), installed or not: the whole gem when
   #    the required file belongs to an activated one (its full_gem_path: a
-  #    gem home, Debian's rubygems-integration, a Bundler path), or else the
+  #    gem home, Debian's rubygems-integration, a Bundler path), the load
+  #    path directory it was found in when it is not installed (a
+  #    project's lib/ given with -I), or else the
   #    required file, the directory of the same name beside it, and the
   #    other files of the installed gemspec that lists it (Debian's
   #    vendor_ruby/net/ldap.rb, vendor_ruby/net/ldap/ and net-ldap's
@@ -122,21 +124,28 @@ module Ruzzy
     end
 
     # What a directly required +path+ makes yours: its gem's directory
-    # when it belongs to an activated gem; or else the file, the directory
-    # of the same name beside it, and, for an installed file, the other
-    # files of the installed gem specification that lists it (a Debian
-    # package in vendor_ruby, a default gem in Ruby's library).
+    # when it belongs to an activated gem; the load path directory it was
+    # found in when it is not installed (a project's lib/ given with -I:
+    # the files it loads from there are the project's too); or else the
+    # file, the directory of the same name beside it, and, for an
+    # installed file, the other files of the installed gem specification
+    # that lists it (a Debian package in vendor_ruby, a default gem in
+    # Ruby's library).
     def library_root(path)
       spec = Gem.loaded_specs.each_value.find { |gem| path.start_with?("#{gem.full_gem_path}/") }
       return ["#{spec.full_gem_path}/"] if spec
 
-      [path, "#{path.sub(%r{\.[^./]+\z}, "")}/", *listed_with(path)].uniq
+      installed = installed_dirs.any? { |dir| path.start_with?(dir) }
+      project = !installed && load_path_entry(path)
+      return [project] if project
+
+      [path, "#{path.sub(%r{\.[^./]+\z}, "")}/", *(installed ? listed_with(path) : [])].uniq
     end
 
     # The Ruby files of the installed gem specification that lists +path+
     # (found through the load path), where +path+ was found.
     def listed_with(path)
-      base = installed_dirs.any? { |dir| path.start_with?(dir) } && load_path_entry(path)
+      base = load_path_entry(path)
       return [] unless base
 
       feature = path.delete_prefix(base)
