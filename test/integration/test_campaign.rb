@@ -117,6 +117,20 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A corpus directory that does not exist yet is a new corpus, as
+  # libFuzzer's first corpus directory is: created, and the campaign's
+  # corpus.
+  def test_a_corpus_directory_that_does_not_exist_yet_is_created
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { data.getbyte(0) == 1 ? data.getbyte(1) == 2 : nil; nil })")
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-runs=#{runs(3000)}", "corpus/new", chdir: dir)
+      assert_exit 0, result
+      assert_match(%r{corpus in corpus/new, log in}, result.stderr)
+      refute_empty Dir.children(File.join(dir, "corpus", "new")), "the corpus grew in it"
+      refute File.exist?(File.join(dir, "ruzzy-findings", "corpus")), "no corpus of the campaign's own"
+    end
+  end
+
   def test_keep_going_needs_corpus_directories_and_a_harness
     in_tmpdir do |dir|
       write_harness(dir, TWO_BUGS)
