@@ -155,6 +155,25 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # The campaign records the user's LD_PRELOAD, not the sanitizer preload
+  # its workers add: a replay gets that preload the same way, from
+  # --sanitizer in the recorded command.
+  def test_the_sanitizer_preload_comes_from_the_command_not_the_recorded_environment
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise IndexError, 'one' if data.getbyte(0) == 1; nil })")
+      assert_exit 77, ruzzy("--sanitizer=address", "--keep-going", "harness.rb", "-seed=1", "-runs=#{runs(20_000)}",
+                            chdir: dir, env: { "LD_PRELOAD" => nil })
+      recorded = JSON.parse(File.read(File.join(dir, "ruzzy-findings", "campaign.json")))
+      assert recorded["environment"].key?("LD_PRELOAD")
+      assert_nil recorded.dig("environment", "LD_PRELOAD")
+      assert_includes recorded["command"], "--sanitizer=address"
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_match(/^FAILS +exception-\h+ +reproduced$/, replay.stdout)
+    end
+  end
+
   # A finding that ends the worker (a segfault in C code) is filed from
   # the artifact the worker left, which is then deleted: the group's report
   # names the group's input instead, and its Reproduce line works as
@@ -250,7 +269,7 @@ class TestCampaign < Minitest::Test
   end
 
   # Builds a gem NAME (lib/NAME.rb holds +source+) and installs it into a
-  # gem home in +dir+; returns the gem home.
+  # gem home in +dir+, with this Ruby's RubyGems; returns the gem home.
   def install_gem(dir, name, source)
     project = File.join(dir, "#{name}-src")
     FileUtils.mkdir_p(File.join(project, "lib"))
@@ -264,10 +283,10 @@ class TestCampaign < Minitest::Test
         spec.files = ["lib/#{name}.rb"]
       end
     RUBY
-    assert_exit 0, run_command("gem", "build", "#{name}.gemspec", chdir: project)
+    assert_exit 0, ruby("-S", "gem", "build", "#{name}.gemspec", chdir: project)
     home = File.join(dir, "gems")
-    assert_exit 0, run_command("gem", "install", "--local", "--no-document", "--install-dir", home,
-                               File.join(project, "#{name}-1.0.0.gem"))
+    assert_exit 0, ruby("-S", "gem", "install", "--local", "--no-document", "--install-dir", home,
+                        File.join(project, "#{name}-1.0.0.gem"))
     home
   end
 
