@@ -24,8 +24,8 @@ module Ruzzy
         DIR is a campaign's findings directory (default ruzzy-findings); GROUP is
         a group's name or the start of one. Inputs run as the campaign ran them:
         its command, directory and environment (campaign.json). replay exits
-        #{EXIT_FINDING} when any input still fails, #{EXIT_OK} when none does, #{EXIT_HARNESS_ERROR} when the
-        harness did not even run (it could not load: an input cannot tell then).
+        #{EXIT_FINDING} when any input still fails, #{EXIT_OK} when none does, #{EXIT_HARNESS_ERROR} when the harness
+        did not run (it could not load), so an input was not tried.
       TEXT
       VERBS = %w[list show replay minimise minimize].freeze
       # -timeout for minimising a timeout: long enough to tell a hang from a
@@ -89,7 +89,7 @@ module Ruzzy
         failing = outcomes.count("FAILS")
         not_run = outcomes.count("NOT RUN")
         @out.puts "#{failing} of #{groups.size} group(s) still fail" \
-                  "#{", #{not_run} could not be replayed: the harness did not run" if not_run.positive?}"
+                  "#{"; #{not_run} not run (the harness did not run)" if not_run.positive?}"
         return not_run_error("the input of #{not_run} group(s)") if not_run.positive?
 
         failing.positive? ? EXIT_FINDING : EXIT_OK
