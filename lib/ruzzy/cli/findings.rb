@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "shellwords"
 require "tmpdir"
 require_relative "command_options"
 require_relative "../exit_status"
