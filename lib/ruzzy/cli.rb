@@ -217,7 +217,8 @@ module Ruzzy
       raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
 
       Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), target:,
-                               args: harness_args, program: @program, out: @err).run
+                               args: harness_args, program: @program, out: @err,
+                               ruby_options: Relaunch.interpreter_options(@program, @original_argv)).run
     end
 
     # ruzzy's options for a campaign's worker: the campaign's own left out.

@@ -66,6 +66,39 @@ class TestBuildExt < Minitest::Test
     end
   end
 
+  # A gemspec dependency installed by a Debian package (ruby-minitest puts
+  # minitest in /usr/share/rubygems-integration/all, on Ruby's default gem
+  # path) is found: `gem install --install-dir DIR` looked for it only in
+  # .gem files and remote sources ("Could not find a valid gem").
+  def test_a_dependency_installed_by_debian_is_found_when_installing_into_a_gem_home
+    packaged = Gem::Specification.find_all_by_name("minitest").find do |spec|
+      spec.base_dir.start_with?("/usr/share/rubygems-integration", "/usr/lib/ruby/vendor_ruby")
+    end
+    prerequisite! packaged, "minitest from Debian's ruby-minitest (apt-get install ruby-minitest)"
+    in_tmpdir do |dir|
+      project = planted_copy(dir)
+      gemspec = File.join(project, "planted_bugs.gemspec")
+      dependency = "  spec.add_dependency \"minitest\", \"= #{packaged.version}\"\n"
+      File.write(gemspec, File.read(gemspec).sub(/^end\n\z/) { "#{dependency}end\n" })
+      built = ruzzy("build-ext", project, "--install-dir", "home", chdir: dir)
+      assert_exit 0, built
+      assert_match(%r{installed planted_bugs-0\.1\.0 into #{Regexp.escape(dir)}/home$}, built.stderr)
+      assert_empty Dir.glob(File.join(dir, "home", "gems", "minitest-*")), "the installed minitest was used"
+      harness = write_harness(dir, <<~RUBY)
+        require "planted_bugs"
+        warn "minitest from \#{Gem.loaded_specs.fetch("minitest").base_dir}"
+        Ruzzy.fuzz(->(data) { PlantedBugs.c("HEAP" + data); nil })
+      RUBY
+      # GEM_PATH=DIR: is DIR and Ruby's default gem path, Debian's gems
+      # included; activating planted_bugs activates its dependency.
+      result = ruzzy("--sanitizer=address", harness, "-seed=1", "-runs=#{runs(500_000)}",
+                     chdir: dir, env: { "GEM_PATH" => "#{File.join(dir, "home")}:" })
+      assert_exit 77, result
+      assert_match(/^minitest from #{Regexp.escape(packaged.base_dir)}$/, result.stderr)
+      assert_match(/ERROR: AddressSanitizer: heap-buffer-overflow/, result.stderr)
+    end
+  end
+
   def test_a_gem_file_installs_with_gem_install
     in_tmpdir do |dir|
       project = planted_copy(dir)

@@ -2,6 +2,7 @@
 
 require_relative "../test_helper"
 require_relative "../support/installed_gems"
+require "ruzzy/findings/identity"
 
 # Campaigns (`ruzzy --keep-going`, docs/campaigns.md): every finding is
 # recorded, grouped, and the run goes on; `ruzzy findings` lists, shows,
@@ -138,6 +139,101 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A library installed the way users install theirs (a gem home on
+  # GEM_PATH) and load paths given to Ruby and to ruzzy (-I, relative to
+  # the directory the campaign ran in): the Reproduce line that `ruzzy
+  # findings show` prints works as printed in a new shell (no GEM_PATH,
+  # another directory, nothing else in the environment), and `ruzzy
+  # findings replay` reproduces from anywhere. A replay whose harness
+  # cannot load says so, with its own exit status.
+  def test_findings_reproduce_with_the_campaigns_environment_in_a_new_shell
+    in_tmpdir do |dir|
+      home, gem_path = campaign_on_an_installed_library(dir)
+      group = list_groups(dir).find { |found| found[:title] == "ArgumentError: planted bug" }
+      refute_nil group, "the planted bug was found"
+      recorded = JSON.parse(File.read(File.join(dir, "ruzzy-findings", "campaign.json")))
+      assert_equal gem_path, recorded.dig("environment", "GEM_PATH")
+      assert_equal File.realpath(dir), File.realpath(recorded["directory"])
+
+      elsewhere = File.join(dir, "elsewhere")
+      FileUtils.mkdir_p(elsewhere)
+      findings = File.join(dir, "ruzzy-findings")
+      line = ruzzy("findings", findings, "show", group[:name], chdir: elsewhere).stdout[/^Reproduce: (.*)$/, 1]
+      assert_match(%r{\Acd \S+ && env .*GEM_PATH=\S+ .*ruzzy -I vendor .*harness\.rb \S+/input\z}, line)
+      # A new shell: only PATH and HOME, started in another directory.
+      reproduced = run_command("env", "-i", "PATH=/usr/bin:/bin", "HOME=#{elsewhere}", "sh", "-c", line,
+                               chdir: elsewhere)
+      assert_exit 77, reproduced
+      assert_match(/ArgumentError: planted bug/, reproduced.stderr)
+      replay = ruzzy("findings", findings, "replay", chdir: elsewhere)
+      assert_exit 77, replay
+      assert_match(/^FAILS +#{group[:name]} +reproduced$/, replay.stdout)
+
+      # The library is gone: the harness cannot load, which says nothing
+      # about the bug.
+      FileUtils.mv(home, "#{home}.gone")
+      assert_harness_did_not_run(findings, group[:name], elsewhere)
+    end
+  end
+
+  # The campaign records the user's LD_PRELOAD, not the sanitizer preload
+  # its workers add: a replay gets that preload the same way, from
+  # --sanitizer in the recorded command.
+  def test_the_sanitizer_preload_comes_from_the_command_not_the_recorded_environment
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise IndexError, 'one' if data.getbyte(0) == 1; nil })")
+      assert_exit 77, ruzzy("--sanitizer=address", "--keep-going", "harness.rb", "-seed=1", "-runs=#{runs(20_000)}",
+                            chdir: dir, env: { "LD_PRELOAD" => nil })
+      recorded = JSON.parse(File.read(File.join(dir, "ruzzy-findings", "campaign.json")))
+      assert recorded["environment"].key?("LD_PRELOAD")
+      assert_nil recorded.dig("environment", "LD_PRELOAD")
+      assert_includes recorded["command"], "--sanitizer=address"
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_match(/^FAILS +exception-\h+ +reproduced$/, replay.stdout)
+    end
+  end
+
+  # A finding that ends the worker (a segfault in C code) is filed from
+  # the artifact the worker left, which is then deleted: the group's report
+  # names the group's input instead, and its Reproduce line works as
+  # printed.
+  def test_a_filed_report_names_the_groups_input_and_reproduces_it
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.segv(data); nil })")
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-max_total_time=6", chdir: dir)
+      assert_exit 77, result
+      group = list_groups(dir).find { |found| found[:kind] == "signal" }
+      refute_nil group, result.stderr
+      report = File.read(File.join(dir, "ruzzy-findings", group[:name], "report.txt"))
+      input = File.join(File.realpath(dir), "ruzzy-findings", group[:name], "input")
+      refute_match(%r{\.artifacts/\w+-\h+}, report, "the deleted artifact")
+      assert_match(/^artifact_prefix=.*; Test unit written to #{Regexp.escape(input)}$/, report)
+      assert_match(/^==ruzzy== Minimise:  ruzzy findings \S+ minimise #{group[:name]}$/, report)
+      line = report[/^==ruzzy== Reproduce: (.*#{Regexp.escape(input)})$/, 1]
+      refute_nil line, report
+      reproduced = run_command("sh", "-c", line, chdir: "/")
+      assert_exit 77, reproduced
+      assert_equal group[:name], Ruzzy::Findings::Identity.of_report(reproduced.stderr).group
+    end
+  end
+
+  # A corpus directory that does not exist yet is a new corpus, as
+  # libFuzzer's first corpus directory is: created, and the campaign's
+  # corpus.
+  def test_a_corpus_directory_that_does_not_exist_yet_is_created
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { data.getbyte(0) == 1 ? data.getbyte(1) == 2 : nil; nil })")
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-runs=#{runs(3000)}", "corpus/new", chdir: dir)
+      assert_exit 0, result
+      assert_match(%r{corpus in corpus/new, log in}, result.stderr)
+      refute_empty Dir.children(File.join(dir, "corpus", "new")), "the corpus grew in it"
+      refute File.exist?(File.join(dir, "ruzzy-findings", "corpus")), "no corpus of the campaign's own"
+    end
+  end
+
   def test_keep_going_needs_corpus_directories_and_a_harness
     in_tmpdir do |dir|
       write_harness(dir, TWO_BUGS)
@@ -150,6 +246,57 @@ class TestCampaign < Minitest::Test
   end
 
   private
+
+  # A campaign on a harness that needs a library from a gem home on
+  # GEM_PATH (with a planted bug) and files from load paths given to Ruby
+  # and to ruzzy (-I, relative to +dir+); returns the gem home and the
+  # GEM_PATH.
+  def campaign_on_an_installed_library(dir)
+    home = File.join(dir, "gems")
+    install_gem(home, "planted", "lib/planted.rb" => <<~RUBY)
+      module Planted
+        def self.parse(data) = data.bytesize > 1 && data.getbyte(0) == 7 && raise(ArgumentError, "planted bug")
+      end
+    RUBY
+    { "helpers" => "Helper", "vendor" => "Vendored" }.each do |subdir, name|
+      FileUtils.mkdir_p(File.join(dir, subdir))
+      File.write(File.join(dir, subdir, "#{name.downcase}.rb"), "module #{name}; def self.call(data) = data; end\n")
+    end
+    write_harness(dir, <<~RUBY)
+      require "planted"
+      require "helper"
+      require "vendored"
+      Ruzzy.fuzz(->(data) { Planted.parse(Vendored.call(Helper.call(data))); nil })
+    RUBY
+    gem_path = [home, *Gem.path].join(":")
+    assert_exit 77, run_command(RbConfig.ruby, "-I", "helpers", ruzzy_program, "-I", "vendor", "--keep-going",
+                                "harness.rb", "-seed=1", "-runs=#{runs(30_000)}", chdir: dir,
+                                                                                  env: { "GEM_PATH" => gem_path })
+    [home, gem_path]
+  end
+
+  # `ruzzy findings replay` and `minimise` of +group+ say that the harness
+  # did not run, with their own exit status.
+  def assert_harness_did_not_run(findings, group, chdir)
+    broken = ruzzy("findings", findings, "replay", chdir:)
+    assert_exit 1, broken
+    assert_match(/^NOT RUN +#{group} +the harness did not run \(exit 1\):$/, broken.stdout)
+    assert_match(/LoadError.*planted/, broken.stdout)
+    refute_match(/fails differently|reproduced/, broken.stdout)
+    assert_match(/ruzzy findings: the harness did not run, so the input of 1 group\(s\) was not tried/, broken.stderr)
+    minimise = ruzzy("findings", findings, "minimise", group, chdir:)
+    assert_exit 1, minimise
+    assert_match(/the harness did not run, so #{group}'s input was not tried; it printed:\n.*LoadError/m,
+                 minimise.stderr)
+  end
+
+  # The ruzzy command the tests run (exe/ruzzy of this checkout, or the
+  # installed gem's), as a file Ruby can run.
+  def ruzzy_program
+    ENV.fetch("PATH").split(File::PATH_SEPARATOR).map { |path| File.join(path, "ruzzy") }.find do |file|
+      File.file?(file) && File.executable?(file)
+    end
+  end
 
   def list_groups(dir, findings = "ruzzy-findings")
     Dir.glob(File.join(dir, findings, "*", "group.json")).map do |path|

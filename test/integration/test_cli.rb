@@ -11,6 +11,19 @@ class TestCli < Minitest::Test
     assert_match(/Usage: ruzzy \[OPTIONS\] HARNESS\.rb/, result.stdout)
   end
 
+  # README's list of the `ruzzy` command's options has every option that
+  # `ruzzy --help` lists, so the two cannot drift apart.
+  def test_every_option_of_the_help_is_in_the_readme
+    help = ruzzy("--help").stdout
+    options = help[/^Options.*?:\n(.*?)\n\n/m, 1].lines.grep(/\A  -/).flat_map do |line|
+      line.scan(/(?:\A\s+|, )(--?[A-Za-z][\w-]*)/).flatten
+    end
+    assert_operator options.size, :>=, 15, help
+    readme = File.read(File.join(ROOT, "README.md"))[/^## The `ruzzy` command\n.*?(?=^## )/m]
+    missing = options.reject { |option| readme.match?(/(?<![\w-])#{Regexp.escape(option)}(?![\w-])/) }
+    assert_empty missing, "options of ruzzy --help missing from README's \"The `ruzzy` command\""
+  end
+
   def test_version
     result = ruzzy("--version")
     assert_exit 0, result

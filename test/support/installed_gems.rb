@@ -77,8 +77,9 @@ module InstalledGems
           spec.files = #{files.keys.inspect}
         end
       RUBY
-      [%W[gem build #{name}.gemspec], %W[gem install --local --no-document --install-dir #{home} #{name}-0.1.0.gem]]
-        .each { |command| assert_exit 0, run_command(*command, chdir: src) }
+      # This Ruby's RubyGems (the `gem` on PATH may be another Ruby's).
+      [%W[-S gem build #{name}.gemspec], %W[-S gem install --local --no-document --install-dir #{home} #{name}-0.1.0.gem]]
+        .each { |command| assert_exit 0, ruby(*command, chdir: src) }
     end
     File.join(home, "gems", "#{name}-0.1.0")
   end

@@ -9,6 +9,7 @@ require_relative "display"
 require_relative "progress_log"
 require_relative "../exit_status"
 require_relative "../findings/store"
+require_relative "../findings/reproduction"
 require_relative "../engine/libfuzzer_args"
 require_relative "../shown_path"
 
@@ -31,8 +32,6 @@ module Ruzzy
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
       STARTUP_FAILURES = 3
-      # Variables that decide how the harness loads, kept for replays.
-      CAMPAIGN_ENVIRONMENT = %w[RUBYOPT RUBYLIB BUNDLE_GEMFILE].freeze
       # The progress log's columns after the time.
       LOGGED = ProgressLog::COLUMNS.drop(1).map(&:to_sym).freeze
       ARTIFACT = /\A(crash|timeout|oom|leak)-\h+\z/
@@ -40,11 +39,13 @@ module Ruzzy
       # +options+ are ruzzy's own options for the worker (before the
       # harness), +target+ what to fuzz (the harness's path, or "run-test",
       # the test file and the fuzz test's name), +args+ the harness's
-      # arguments (libFuzzer flags and corpus directories). A fuzz test
+      # arguments (libFuzzer flags and corpus directories), +ruby_options+
+      # those of the Ruby that runs +program+ (-I DIR). A fuzz test
       # brings its own corpus directory; a harness without one gets
       # DIR/corpus.
-      def initialize(dir:, options:, target:, args:, program:, out:)
+      def initialize(dir:, options:, target:, args:, program:, out:, ruby_options: [])
         @store = Findings::Store.new(dir)
+        @ruby_options = ruby_options
         @options = options
         @target = target.size == 1 ? [File.expand_path(target.first)] : target
         @args = LibFuzzerArgs.new(["ruzzy", *args])
@@ -78,9 +79,9 @@ module Ruzzy
         @progress_log = ProgressLog.new(@store.dir)
         @started = now
         @corpus = corpus_dirs_or_own
-        @store.write_campaign("command" => [RbConfig.ruby, @program, *@options, *@target],
-                              "directory" => Dir.pwd, "environment" => ENV.slice(*CAMPAIGN_ENVIRONMENT),
-                              "timeout" => @args.given?("timeout") ? @args.timeout : nil)
+        @reproduction = Findings::Reproduction.current(command)
+        timeout = @args.given?("timeout") ? @args.timeout : nil
+        @store.write_campaign(@reproduction.to_campaign.merge("timeout" => timeout))
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
         @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in " \
                       "#{@corpus.map { |dir| ShownPath.of(dir) }.join(", ")}, log in #{ShownPath.of(log_path)}")
@@ -200,13 +201,21 @@ module Ruzzy
         artifacts.each do |name|
           path = File.join(artifacts_dir, name)
           input = File.binread(path)
-          outcome = @store.record(identity, input, report)
+          outcome = @store.record(identity, input, filed_report(report, path, identity.group))
           File.delete(path)
           set_aside_corpus_input(input, identity) unless output.initialised?
           announce(identity.group, identity.kind, identity.title) if outcome == :new
           @hang_found ||= identity.kind == "timeout"
         end
         artifacts.size
+      end
+
+      # The worker's +report+ of the artifact at +path+ as +group+'s: it
+      # names the group's input (the artifact is deleted once filed), with
+      # the commands that reproduce and minimise the group.
+      def filed_report(report, path, group)
+        @reproduction.filed_report(report, from: path, to: File.join(@store.dir, group, Findings::Store::INPUT),
+                                           minimise: Findings::Reproduction.minimise_line(@store.dir, group))
       end
 
       # An input of the corpus that ends the worker while libFuzzer reads
@@ -236,9 +245,15 @@ module Ruzzy
         args = args.with("timeout", REPEAT_TIMEOUT) if @hang_found && !args.given?("timeout")
         args = args.with("artifact_prefix", "#{artifacts_dir}/")
         flags = args.to_a.drop(1).select { |word| word.start_with?("-") && !word.start_with?("-exact_artifact_path=") }
-        [RbConfig.ruby, @program, *@options, *@target, *flags, *@corpus]
+        [*command, *flags, *@corpus]
       rescue ArgumentError
         raise CLI::UsageError, "-seed and -max_total_time take whole numbers"
+      end
+
+      # The command that runs the harness (a worker's without libFuzzer's
+      # flags and the corpus).
+      def command
+        [RbConfig.ruby, *@ruby_options, @program, *@options, *@target]
       end
 
       # The corpus directories among the harness's arguments, or else the
@@ -250,16 +265,27 @@ module Ruzzy
         [File.join(@store.dir, "corpus")].tap { |own| FileUtils.mkdir_p(own) }
       end
 
-      # The corpus directories among the harness's arguments.
+      # The corpus directories among the harness's arguments; one that does
+      # not exist yet is created (a new corpus), an existing file is an
+      # input file, which a campaign does not take.
       def corpus_dirs
         @args.to_a.drop(1).reject { |word| word.start_with?("-") }.map { |dir| File.expand_path(dir) }.tap do |dirs|
           dirs.each do |dir|
             next if File.directory?(dir)
 
-            raise CLI::UsageError, "--keep-going takes corpus directories, not input files (#{dir}); " \
-                                   "replay inputs without --keep-going"
+            if File.exist?(dir)
+              raise CLI::UsageError, "--keep-going takes corpus directories, not input files (#{dir}); " \
+                                     "replay inputs without --keep-going"
+            end
+            create_corpus_dir(dir)
           end
         end
+      end
+
+      def create_corpus_dir(dir)
+        FileUtils.mkdir_p(dir)
+      rescue SystemCallError => e
+        raise CLI::UsageError, "--keep-going: cannot create the corpus directory #{dir}: #{e.message}"
       end
 
       def artifacts_dir

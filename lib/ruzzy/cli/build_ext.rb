@@ -120,12 +120,24 @@ module Ruzzy
     def install(gem)
       home = @install_dir || Gem.dir
       local = File.file?(gem) ? ["--local"] : []
-      output = command("gem install", *GEM, "install", gem, *local, "--no-document", "--install-dir", home)
+      output = command("gem install", *GEM, "install", gem, *local, "--no-document", "--no-user-install",
+                       env: gem_home(home))
       installed = output.scan(/^Successfully installed (\S+)$/).flatten
       raise Failed, "gem install #{gem} installed nothing:\n#{output}" if installed.empty?
 
       say "installed #{installed.join(", ")} into #{home}"
       installed.flat_map { |full_name| Dir.glob(File.join(home, "extensions", "*", "*", full_name, "**", "*.so")) }
+    end
+
+    # The environment that makes `gem install` install into +home+ and
+    # take dependencies from +home+ and every directory of this Ruby's
+    # Gem.path (Debian's packaged gems in /usr/share/rubygems-integration
+    # among them). `gem install --install-dir DIR` would look for them
+    # nowhere but in .gem files and remote sources: with --install-dir,
+    # RubyGems' DependencyInstaller ignores every installed gem, so a
+    # dependency installed by apt-get was "not found".
+    def gem_home(home)
+      { "GEM_HOME" => home, "GEM_PATH" => [home, *Gem.path].uniq.join(File::PATH_SEPARATOR) }
     end
 
     # `gem build` of the gemspec in +dir+ into a temporary .gem file, then
@@ -194,8 +206,8 @@ module Ruzzy
 
     # Runs a build step in the toolchain's environment; returns its output,
     # raises Failed with the output's end when it fails.
-    def command(step, *words, chdir: Dir.pwd)
-      output, status = Open3.capture2e(@toolchain.environment, *words, chdir:)
+    def command(step, *words, chdir: Dir.pwd, env: {})
+      output, status = Open3.capture2e(@toolchain.environment.merge(env), *words, chdir:)
       return output if status.success?
 
       raise Failed, "#{step} failed (exit #{status.exitstatus}):\n#{output.lines.last(30).join}"

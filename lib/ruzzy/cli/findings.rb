@@ -1,11 +1,10 @@
 # frozen_string_literal: true
 
-require "open3"
-require "shellwords"
 require "tmpdir"
 require_relative "command_options"
 require_relative "../exit_status"
 require_relative "../findings/store"
+require_relative "../findings/reproduction"
 require_relative "../campaign/display"
 
 module Ruzzy
@@ -22,8 +21,10 @@ module Ruzzy
                                                     shrink the group's input (libFuzzer's -minimize_crash)
 
         DIR is a campaign's findings directory (default ruzzy-findings); GROUP is
-        a group's name or the start of one. replay exits #{EXIT_FINDING} when any input
-        still fails, #{EXIT_OK} when none does.
+        a group's name or the start of one. Inputs run as the campaign ran them:
+        its command, directory and environment (campaign.json). replay exits
+        #{EXIT_FINDING} when any input still fails, #{EXIT_OK} when none does, #{EXIT_HARNESS_ERROR} when the harness
+        did not run (it could not load), so an input was not tried.
       TEXT
       VERBS = %w[list show replay minimise minimize].freeze
       # -timeout for minimising a timeout: long enough to tell a hang from a
@@ -72,26 +73,53 @@ module Ruzzy
         @out.puts "#{group.findings} finding(s) from #{group.first_seen} to #{group.last_seen}; " \
                   "smallest input #{group.bytes} bytes"
         @out.puts "", File.read(group.report_path).scrub, ""
-        @out.puts "Reproduce: #{Shellwords.join([*command, group.input_path])}"
-        @out.puts "Minimise:  ruzzy findings #{Shellwords.escape(@store.dir)} minimise #{group.name}"
+        @out.puts "Reproduce: #{reproduction.shell_line(group.input_path)}"
+        @out.puts "Minimise:  #{Reproduction.minimise_line(@store.dir, group.name)}"
         EXIT_OK
       end
 
       def replay(groups)
-        failing = groups.count do |group|
+        outcomes = groups.map do |group|
           output, status = run_input(group.input_path, timeout_flag)
-          identity = Identity.of_report(output)
-          verdict = if status.success? then "passes now"
-                    elsif identity.group == group.name then "reproduced"
-                    else
-                      "fails differently: #{identity.group} #{identity.title}#{excerpt(identity, output)}"
-                    end
-          @out.puts format("%-10<outcome>s %-22<group>s %<verdict>s", outcome: status.success? ? "ok" : "FAILS",
-                                                                      group: group.name, verdict:)
-          !status.success?
+          outcome, verdict = verdict(group, output, status)
+          @out.puts format("%-10<outcome>s %-22<group>s %<verdict>s", outcome:, group: group.name, verdict:)
+          outcome
         end
-        @out.puts "#{failing} of #{groups.size} group(s) still fail"
+        failing = outcomes.count("FAILS")
+        not_run = outcomes.count("NOT RUN")
+        @out.puts "#{failing} of #{groups.size} group(s) still fail" \
+                  "#{"; #{not_run} not run (the harness did not run)" if not_run.positive?}"
+        return not_run_error("the input of #{not_run} group(s)") if not_run.positive?
+
         failing.positive? ? EXIT_FINDING : EXIT_OK
+      end
+
+      # The outcome (ok, FAILS, NOT RUN) and verdict of +group+'s input,
+      # whose run printed +output+ and ended with +status+.
+      def verdict(group, output, status)
+        return ["ok", "passes now"] if status.success?
+        return ["NOT RUN", "the harness did not run (exit #{status.exitstatus}):\n#{indented(output)}"] \
+          unless Reproduction.ran?(status)
+
+        identity = Identity.of_report(output)
+        return %w[FAILS reproduced] if identity.group == group.name
+
+        ["FAILS", "fails differently: #{identity.group} #{identity.title}#{excerpt(identity, output)}"]
+      end
+
+      # A run whose harness did not run says nothing about the bugs: most
+      # likely what it loads is no longer where the campaign found it.
+      # +output+: what it printed, when not shown yet.
+      def not_run_error(what, output = nil)
+        @err.puts "ruzzy findings: the harness did not run, so #{what} was not tried" \
+                  "#{"; it printed:\n#{indented(output).chomp}" if output}"
+        @err.puts "ruzzy findings: it runs as #{File.join(@store.dir, Store::CAMPAIGN)} records: " \
+                  "#{reproduction.shell_line}"
+        EXIT_HARNESS_ERROR
+      end
+
+      def indented(output)
+        output.lines.reject { |line| line.start_with?("INFO: ") }.first(8).map { |line| "    #{line}" }.join
       end
 
       def minimise(group, flags)
@@ -100,7 +128,8 @@ module Ruzzy
         Dir.mktmpdir("ruzzy-minimise") do |tmp|
           smaller = File.join(tmp, "minimised")
           @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
-          output, = run_input(group.input_path, ["-minimize_crash=1", "-exact_artifact_path=#{smaller}", *flags])
+          output, status = run_input(group.input_path, ["-minimize_crash=1", "-exact_artifact_path=#{smaller}", *flags])
+          return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status)
           return minimise_failed(output) unless File.file?(smaller)
 
           keep_if_same(group, File.binread(smaller))
@@ -111,7 +140,9 @@ module Ruzzy
       def keep_if_same(group, input)
         output, status = Dir.mktmpdir("ruzzy-check") do |tmp|
           File.binwrite(File.join(tmp, "input"), input)
-          run_input(File.join(tmp, "input"), [])
+          output, status = run_input(File.join(tmp, "input"), [])
+          [reproduction.filed_report(output, from: File.join(tmp, "input"), to: group.input_path,
+                                             minimise: Reproduction.minimise_line(@store.dir, group.name)), status]
         end
         identity = Identity.of_report(output)
         if !status.success? && identity.group == group.name && @store.offer_smaller(identity, input, output)
@@ -127,12 +158,10 @@ module Ruzzy
         EXIT_HARNESS_ERROR
       end
 
-      # Runs the campaign's harness on +input+ with +flags+; returns its
-      # output (standard error and output) and status.
+      # Runs the campaign's harness on +input+ with +flags+ as the campaign
+      # ran it; returns its output (standard error and output) and status.
       def run_input(input, flags)
-        environment = campaign.fetch("environment", {}).merge(Campaign::ENV_FINDINGS_DIR => nil)
-        Open3.capture2e(environment, *command, *flags, File.expand_path(input),
-                        chdir: campaign.fetch("directory", Dir.pwd))
+        reproduction.run(*flags, File.expand_path(input))
       end
 
       # The first lines of +output+ when it holds no report (the harness did
@@ -146,8 +175,8 @@ module Ruzzy
         campaign["timeout"] ? ["-timeout=#{campaign["timeout"]}"] : []
       end
 
-      def command
-        campaign.fetch("command")
+      def reproduction
+        @reproduction ||= Reproduction.from_campaign(campaign)
       end
 
       def campaign

@@ -38,6 +38,18 @@ module Ruzzy
       end
     end
 
+    # Ruby's own options in the command that started this process (-Ilib
+    # and -W0 of `ruby -Ilib -W0 exe/ruzzy ARGS`): the words between the
+    # interpreter and +program+ when the command is that Ruby running
+    # +program+ with +argv+; none when it is not known.
+    def interpreter_options(program, argv)
+      words = ORIGINAL_WORDS
+      at = words.size - argv.size - 1
+      return [] unless at >= 1 && words[at] == program && words.last(argv.size) == argv
+
+      words[1...at]
+    end
+
     # +words+ as one shell command line.
     def shell(words)
       Shellwords.join(words)

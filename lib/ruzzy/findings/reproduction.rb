@@ -1,0 +1,99 @@
+# frozen_string_literal: true
+
+require "open3"
+require "shellwords"
+require_relative "../exit_status"
+require_relative "../campaign/protocol"
+
+module Ruzzy
+  module Findings
+    # What runs a campaign's harness again the way the campaign ran it: the
+    # command (Ruby with its own options, the ruzzy program with its options,
+    # the harness), the working directory, and the environment variables
+    # that decide where Ruby, the gems and native libraries are found
+    # (ENVIRONMENT). campaign.json records them; `ruzzy findings` replays
+    # and minimises with them, and prints them as one shell line that
+    # works as printed in a new shell.
+    #
+    # The supervisor records its own environment: the user's, since a
+    # campaign's supervisor is never re-executed with ruzzy's preloads
+    # (`--sanitizer`, `--engine=libafl` are in the command, and add their
+    # preloads again by the same route when it runs).
+    class Reproduction
+      # The variables recorded, set or not: one that was not set in the
+      # campaign is unset for a replay.
+      ENVIRONMENT = %w[GEM_HOME GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE LD_PRELOAD LD_LIBRARY_PATH].freeze
+
+      # Exit statuses of a run that met a finding; any other than 0 means
+      # the input never ran (the harness could not load, ruzzy or Ruby
+      # could not start).
+      FINDING_STATUSES = [EXIT_FINDING, EXIT_TIMEOUT, EXIT_OUT_OF_MEMORY].freeze
+
+      attr_reader :command, :directory, :environment
+
+      # +command+ as this process would run it: in its directory, with its
+      # environment.
+      def self.current(command)
+        new(command, Dir.pwd, ENVIRONMENT.to_h { |name| [name, ENV.fetch(name, nil)] })
+      end
+
+      # What campaign.json's +settings+ say (a campaign.json written before
+      # every variable of ENVIRONMENT was recorded leaves the others as
+      # they are).
+      def self.from_campaign(settings)
+        new(settings.fetch("command"), settings.fetch("directory", Dir.pwd), settings.fetch("environment", nil) || {})
+      end
+
+      # The command that minimises +group+ of the findings directory +dir+.
+      def self.minimise_line(dir, group)
+        "ruzzy findings #{Shellwords.escape(dir)} minimise #{Shellwords.escape(group)}"
+      end
+
+      # Whether a run that ended with +status+ (a Process::Status) ran its
+      # input: it passed, or met a finding (a signal included).
+      def self.ran?(status)
+        status.exitstatus.nil? || status.success? || FINDING_STATUSES.include?(status.exitstatus)
+      end
+
+      def initialize(command, directory, environment)
+        @command = command
+        @directory = directory
+        @environment = environment
+      end
+
+      # The settings campaign.json keeps.
+      def to_campaign
+        { "command" => command, "directory" => directory, "environment" => environment }
+      end
+
+      # Runs the command with +args+ (libFuzzer's flags and the input) in
+      # the recorded directory and environment, as a plain run (not a
+      # campaign's worker); returns its output (standard error and output)
+      # and its Process::Status.
+      def run(*args)
+        Open3.capture2e(environment.merge(Campaign::ENV_FINDINGS_DIR => nil), *command, *args, chdir: directory)
+      end
+
+      # The command with +args+ as one shell line: `cd DIR && env NAME=VALUE
+      # ... COMMAND ARGS`. A variable the campaign ran without that is set
+      # in +current+ (the environment of the shell the line is printed for)
+      # is unset with `env -u NAME`.
+      def shell_line(*args, current: ENV)
+        set = environment.compact.map { |name, value| "#{name}=#{Shellwords.escape(value)}" }
+        unset = environment.filter_map { |name, value| "-u #{name}" if value.nil? && current.key?(name) }
+        env = set.empty? && unset.empty? ? [] : ["env", *unset, *set]
+        "cd #{Shellwords.escape(directory)} && #{[*env, Shellwords.join([*command, *args])].join(" ")}"
+      end
+
+      # +report+, printed by a run on the input file +from+, as the report
+      # of a group whose input is now +to+: the file named as +to+, and the
+      # Reproduce and Minimise lines the group's (+minimise+ the command
+      # that minimises the group).
+      def filed_report(report, from:, to:, minimise:)
+        report.gsub(from) { to }.gsub(Shellwords.escape(from)) { to }
+              .gsub(/^==ruzzy== Reproduce: .*$/) { "==ruzzy== Reproduce: #{shell_line(to)}" }
+              .gsub(/^==ruzzy== Minimise: .*$/) { "==ruzzy== Minimise:  #{minimise}" }
+      end
+    end
+  end
+end
