@@ -78,8 +78,11 @@ module InstalledGems
         end
       RUBY
       # This Ruby's RubyGems (the `gem` on PATH may be another Ruby's).
-      [%W[-S gem build #{name}.gemspec], %W[-S gem install --local --no-document --install-dir #{home} #{name}-0.1.0.gem]]
-        .each { |command| assert_exit 0, ruby(*command, chdir: src) }
+      [%W[-S gem build #{name}.gemspec],
+       %W[-S gem install --local --no-document --install-dir #{home} #{name}-0.1.0.gem]]
+        .each do |command|
+        assert_exit 0, ruby(*command, chdir: src)
+      end
     end
     File.join(home, "gems", "#{name}-0.1.0")
   end
