@@ -12,6 +12,12 @@ class TestInstalledLibraries < Minitest::Test
   TOML_RB = "/usr/share/rubygems-integration/all/specifications/toml-rb-2.2.0.gemspec"
   # Debian 12's ruby-toml: plain files in vendor_ruby.
   TOML = "/usr/lib/ruby/vendor_ruby/toml.rb"
+  # The source of Debian's ruby-sqlite3 (sid: sqlite3 2.9, whose gemspec
+  # depends on mini_portile2, installed by Debian's ruby-mini-portile2), as
+  # bin/rubies leaves it in the build chroot; seen from the host too.
+  SQLITE3_SOURCES = ["/var/cache/sqlite3-source.tar",
+                     File.join(ENV.fetch("RUZZY_CHROOTS", "/var/cache/ruzzy/chroots"), "build", "var", "cache",
+                               "sqlite3-source.tar")].freeze
 
   # toml-rb 2.2 raises Encoding::CompatibilityError on a binary String that
   # is not ASCII (emancu/toml-rb#150).
@@ -72,7 +78,62 @@ class TestInstalledLibraries < Minitest::Test
     end
   end
 
+  # sqlite3's C extension built by build-ext into a gem home from its
+  # source tree, its dependency found where apt installed it, fuzzed with
+  # AddressSanitizer and GEM_PATH; the harness splices the input into SQL,
+  # which the SQL injection detector reports through the C extension.
+  def test_a_c_extension_built_into_a_gem_home
+    source = SQLITE3_SOURCES.find { |path| File.file?(path) }
+    prerequisite!(source, "Debian's ruby-sqlite3 source (bin/rubies setup downloads it)")
+    prerequisite!(sanitizers_built?, "the sanitizer preloads")
+    in_tmpdir do |dir|
+      next unless build_sqlite3(dir, source)
+
+      File.write(File.join(dir, "fuzz_sqlite.rb"), <<~'RUBY')
+        require "ruzzy"
+        require "sqlite3"
+
+        DB = SQLite3::Database.new(":memory:")
+        DB.execute("CREATE TABLE users (name TEXT)")
+
+        Ruzzy.fuzz(lambda do |data|
+          DB.execute("SELECT * FROM users WHERE name = '#{data}'")
+          nil
+        end)
+      RUBY
+      gems = { "GEM_PATH" => "#{File.join(dir, "fuzz-gems")}:" }
+      campaign = user_shell("ruzzy --sanitizer=address --keep-going fuzz_sqlite.rb -seed=1 -max_total_time=20",
+                            chdir: dir, env: gems)
+      assert_exit 77, campaign
+      group = assert_group(campaign, dir, /SQL injection/)
+      act_on_the_finding(dir, group, /ERROR: ruzzy: bug detector sql_injection fired/)
+
+      cov = user_shell("ruzzy cov fuzz_sqlite.rb ruzzy-findings/corpus", chdir: dir, env: gems)
+      assert_exit 0, cov
+      assert_match(/campaign: coverage \d+ -> \d+ in \d+ s/, cov.output, "the plot without --campaign")
+      lcov = File.read(File.join(dir, "coverage-report", "lcov.info"))
+      assert_match(%r{^SF:\S*/fuzz-gems/gems/sqlite3-2\.\d+\.\d+/lib/sqlite3/database\.rb$}, lcov)
+    end
+  end
+
   private
+
+  # build-ext of the sqlite3 source tree +source+ into DIR/fuzz-gems, as its
+  # INSTALLATION.md says for system libraries; whether it was built (sqlite3
+  # 2.9 needs Ruby 3.2: on Ruby 3.1 build-ext must say so).
+  def build_sqlite3(dir, source)
+    FileUtils.mkdir_p(File.join(dir, "sqlite3"))
+    assert_exit 0, run_command("tar", "xf", source, "-C", "sqlite3", "--strip-components=1", chdir: dir)
+    build = user_shell("ruzzy build-ext sqlite3 --install-dir fuzz-gems -- --enable-system-libraries", chdir: dir)
+    if Gem::Version.new(RUBY_VERSION) < Gem::Version.new("3.2")
+      assert_exit 1, build
+      assert_match(/sqlite3-2\.\d+\.\d+ requires Ruby version >= 3\.2/, build.output)
+      return false
+    end
+    assert_exit 0, build
+    assert_match(/checked 1 shared object\(s\): clang, address sanitizer, SanitizerCoverage/, build.output)
+    true
+  end
 
   # Runs +command+ in a new bash with only a user's environment: PATH, HOME
   # and LANG, RUBYLIB when the tests run this checkout (test_helper.rb), and

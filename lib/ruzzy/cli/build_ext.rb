@@ -19,7 +19,7 @@ module Ruzzy
   #   ruzzy build-ext .                                             # a project, in place
   class BuildExt
     USAGE = <<~TEXT.freeze
-      Usage: ruzzy build-ext GEM_OR_DIR [--install-dir DIR] [--sanitizer=NAME] [-O LEVEL]
+      Usage: ruzzy build-ext GEM_OR_DIR [--install-dir DIR] [--sanitizer=NAME] [-O LEVEL] [-- BUILD_ARGS...]
 
       Builds a C or C++ extension for fuzzing: with clang (the one ruzzy's
       sanitizer preloads were built with), Ruby's own compile flags at -O LEVEL,
@@ -37,6 +37,8 @@ module Ruzzy
 
         --install-dir=DIR  the gem home to install into; fuzz with GEM_PATH=DIR:...
         --sanitizer=NAME   address (asan, the default) or undefined (ubsan)
+        -- BUILD_ARGS...   arguments for the extension's extconf.rb, as `gem install GEM --
+                           BUILD_ARGS` passes them (--enable-system-libraries, --with-xxx-dir=DIR)
         -O LEVEL           optimisation: #{Extensions::Toolchain::LEVELS.join(", ")} (default #{Extensions::Toolchain::DEFAULT_LEVEL})
 
       When CFLAGS already asks for a sanitizer (OSS-Fuzz's and ClusterFuzzLite's
@@ -79,6 +81,9 @@ module Ruzzy
     private
 
     def parse
+      split = @argv.index("--")
+      @build_args = split ? @argv.drop(split + 1) : []
+      @argv = @argv.take(split) if split
       parser = CommandOptions.parser("ruzzy build-ext")
       parser.on("--install-dir=DIR") { |dir| @install_dir = File.expand_path(dir) }
       parser.on("-O LEVEL") { |level| @level = level(level) }
@@ -120,8 +125,9 @@ module Ruzzy
     def install(gem)
       home = @install_dir || Gem.dir
       local = File.file?(gem) ? ["--local"] : []
+      build_args = @build_args.empty? ? [] : ["--", *@build_args]
       output = command("gem install", *GEM, "install", gem, *local, "--no-document", "--no-user-install",
-                       env: gem_home(home))
+                       *build_args, env: gem_home(home))
       installed = output.scan(/^Successfully installed (\S+)$/).flatten
       raise Failed, "gem install #{gem} installed nothing:\n#{output}" if installed.empty?
 
@@ -176,7 +182,7 @@ module Ruzzy
       build = File.join(dir, BUILD_DIR, File.dirname(extconf).delete_prefix(dir).delete_prefix("/"))
       FileUtils.rm_rf(build)
       FileUtils.mkdir_p(build)
-      command("ruby #{extconf}", RbConfig.ruby, extconf, chdir: build)
+      command("ruby #{extconf}", RbConfig.ruby, extconf, *@build_args, chdir: build)
       make = @toolchain.make.split
       command("make", *make, chdir: build)
       before = Dir.glob(File.join(lib, "**", "*.so")).to_h { |file| [file, File.mtime(file)] }
