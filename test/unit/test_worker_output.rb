@@ -88,9 +88,22 @@ class TestWorkerOutput < Minitest::Test
   end
 
   def test_announced_groups_and_reached_lines
-    output, groups = read("#{Ruzzy::Campaign.reached_line(7, 10, 9)}" \
+    output, groups = read("#{Ruzzy::Campaign.reached_line(7, 10, 9, 1234)}" \
                           "==ruzzy== new finding group exception-df900f6685 (exception): TypeError: bad header\n")
     assert_equal [7, 10, 9], output.reached
     assert_equal [["exception-df900f6685", "exception", "TypeError: bad header"]], groups
+  end
+
+  # libFuzzer prints a progress line only for new coverage and at powers of
+  # two: a target that finds nothing new (every input raises) would show
+  # no executions for minutes. The worker's own count fills the gap.
+  def test_the_workers_own_count_updates_a_stale_progress_line
+    progress = "#4096\tpulse  cov: 12 ft: 14 corp: 3/9b lim: 4 exec/s: 2048 rss: 50Mb\n"
+    output, = read(progress + Ruzzy::Campaign.reached_line(1, 1, 9, 6000))
+    assert_equal [6000, 12, 3], output.progress.to_a
+    output, = read(Ruzzy::Campaign.reached_line(1, 1, 9, 10) + progress)
+    assert_equal [4096, 12, 3], output.progress.to_a, "a newer progress line wins"
+    output, = read(progress + Ruzzy::Campaign.reached_line(1, 1, 9, 4000))
+    assert_equal 4096, output.progress.executions, "a count never goes down"
   end
 end

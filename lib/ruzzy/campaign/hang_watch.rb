@@ -60,7 +60,8 @@ module Ruzzy
       def report_reach
         reached = Ruzzy::Native._reached.reject { |path, _| path.empty? }
         users = reached.select { |path, _| UserCode.include?(path) }.values
-        $stderr.write(Campaign.reached_line(users.sum(&:first), users.sum(&:last), reached.values.sum(&:first)))
+        $stderr.write(Campaign.reached_line(users.sum(&:first), users.sum(&:last), reached.values.sum(&:first),
+                                            Ruzzy::Native._executions))
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 

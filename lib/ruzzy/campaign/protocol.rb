@@ -21,7 +21,7 @@ module Ruzzy
     # the first (OSS-Fuzz's value).
     REPEAT_TIMEOUT = 2
 
-    REACHED = /\A==ruzzy== reached: (\d+) lines and (\d+) edges of your code, (\d+) lines in all$/
+    REACHED = /\A==ruzzy== reached: (\d+) lines and (\d+) edges of your code, (\d+) lines in all; (\d+) inputs run$/
 
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
@@ -33,12 +33,14 @@ module Ruzzy
     end
 
     # The line a worker prints now and then: the distinct lines and the
-    # edges its coverage reached in the user's code, and the lines in all.
-    def reached_line(lines, edges, all_lines)
-      "==ruzzy== reached: #{lines} lines and #{edges} edges of your code, #{all_lines} lines in all\n"
+    # edges its coverage reached in the user's code, the lines in all, and
+    # the inputs it ran (the engine's progress lines can be minutes apart).
+    def reached_line(lines, edges, all_lines, executions)
+      "==ruzzy== reached: #{lines} lines and #{edges} edges of your code, #{all_lines} lines in all; " \
+        "#{executions} inputs run\n"
     end
 
-    # [lines, edges, all_lines] of a reached_line, or nil.
+    # [lines, edges, all_lines, executions] of a reached_line, or nil.
     def parse_reached(line)
       line.match(REACHED)&.captures&.map(&:to_i)
     end

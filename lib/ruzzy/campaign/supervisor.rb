@@ -7,6 +7,7 @@ require_relative "protocol"
 require_relative "worker_output"
 require_relative "display"
 require_relative "progress_log"
+require_relative "corpus_dirs"
 require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../findings/reproduction"
@@ -259,33 +260,10 @@ module Ruzzy
       # The corpus directories among the harness's arguments, or else the
       # campaign's own (a fuzz test brings its own).
       def corpus_dirs_or_own
-        given = corpus_dirs
+        given = CorpusDirs.given(@args.to_a.drop(1))
         return given unless given.empty? && @target.size == 1
 
         [File.join(@store.dir, "corpus")].tap { |own| FileUtils.mkdir_p(own) }
-      end
-
-      # The corpus directories among the harness's arguments; one that does
-      # not exist yet is created (a new corpus), an existing file is an
-      # input file, which a campaign does not take.
-      def corpus_dirs
-        @args.to_a.drop(1).reject { |word| word.start_with?("-") }.map { |dir| File.expand_path(dir) }.tap do |dirs|
-          dirs.each do |dir|
-            next if File.directory?(dir)
-
-            if File.exist?(dir)
-              raise CLI::UsageError, "--keep-going takes corpus directories, not input files (#{dir}); " \
-                                     "replay inputs without --keep-going"
-            end
-            create_corpus_dir(dir)
-          end
-        end
-      end
-
-      def create_corpus_dir(dir)
-        FileUtils.mkdir_p(dir)
-      rescue SystemCallError => e
-        raise CLI::UsageError, "--keep-going: cannot create the corpus directory #{dir}: #{e.message}"
       end
 
       def artifacts_dir

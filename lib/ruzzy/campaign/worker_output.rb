@@ -86,7 +86,7 @@ module Ruzzy
         elsif STATUS.match?(line)
           @report.clear
         elsif (reached = Campaign.parse_reached(line))
-          @reached = reached
+          take_reached(*reached)
         elsif (announced = Campaign.parse_new_group(line))
           @report.clear
           yield announced
@@ -97,12 +97,23 @@ module Ruzzy
       end
 
       # The numbers of an engine's progress line, or nil; a LibAFL line
-      # without the edges keeps the last coverage.
+      # without the edges keeps the last coverage, and the count of
+      # executions never goes down (the worker's own count may be ahead).
       def parse_progress(line)
         match = PROGRESS_LINES.lazy.filter_map { |pattern| line.match(pattern) }.first
         return unless match
 
-        Progress.new(match[:executions].to_i, match[:coverage]&.to_i || @progress&.coverage, match[:corpus].to_i)
+        executions = [match[:executions].to_i, @progress&.executions.to_i].max
+        Progress.new(executions, match[:coverage]&.to_i || @progress&.coverage, match[:corpus].to_i)
+      end
+
+      # A worker's reached_line: what its coverage reached, and its own
+      # count of inputs, newer than the engine's last progress line.
+      def take_reached(lines, edges, all_lines, executions)
+        @reached = [lines, edges, all_lines]
+        return if @progress && @progress.executions >= executions
+
+        @progress = Progress.new(executions, @progress&.coverage, @progress&.corpus)
       end
 
       def take_final_count(line)

@@ -5,13 +5,13 @@
 //! own exit handlers and timers (LibAFL's per-input timeout, still armed)
 //! must not turn the end of the run into a finding.
 //!
-//! It also counts the inputs, for libFuzzer's final statistics
+//! It also counts the inputs (under every engine: [`executions`]), for libFuzzer's final statistics
 //! (`stat::number_of_executed_units`, `stat::average_exec_per_sec`), printed
 //! when the run ends and after a finding ([`print_final_stats`]).
 //!
 //! Invariants: configured once, before the driver starts, and only for such
-//! an engine; per input, one relaxed load when it is not configured,
-//! otherwise a counter and, with a time limit, a read of the coarse
+//! an engine; per input, a relaxed counter increment when it is not
+//! configured, otherwise that counter and, with a time limit, a read of the coarse
 //! monotonic clock; nothing allocates until the run ends.
 
 use std::io::Write;
@@ -25,7 +25,8 @@ static MAX_RUNS: AtomicU64 = AtomicU64::new(0);
 /// monotonic clock (the deadline 0: no limit).
 static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static DEADLINE_NS: AtomicU64 = AtomicU64::new(0);
-/// Inputs run so far.
+/// Inputs run so far (counted under every engine: a campaign's worker
+/// reports it, [`executions`]).
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// `Ruzzy::Native._set_run_limits(runs, seconds, rss_limit_mb)`: sets the
@@ -45,19 +46,29 @@ pub fn configure(runs: u64, seconds: u64, rss_limit_mb: u64) {
     ACTIVE.store(true, Ordering::Relaxed);
 }
 
-/// Called before each input: ends the process when a limit is reached.
+/// Called before each input: counts it, and ends the process when a limit
+/// is reached.
 #[inline]
 pub fn before_input() {
+    let runs = RUNS.load(Ordering::Relaxed);
     if !ACTIVE.load(Ordering::Relaxed) {
+        RUNS.store(runs + 1, Ordering::Relaxed);
         return;
     }
-    let runs = RUNS.load(Ordering::Relaxed);
     let max = MAX_RUNS.load(Ordering::Relaxed);
     let deadline = DEADLINE_NS.load(Ordering::Relaxed);
     if (max != 0 && runs >= max) || (deadline != 0 && now_ns() >= deadline) {
         finish(runs);
     }
     RUNS.store(runs + 1, Ordering::Relaxed);
+}
+
+/// `Ruzzy::Native._executions`: the inputs run so far in this process, under
+/// either engine (a campaign's worker reports it between the engine's own
+/// progress lines, which libFuzzer prints only for new coverage and at
+/// powers of two).
+pub fn executions() -> u64 {
+    RUNS.load(Ordering::Relaxed)
 }
 
 /// Prints libFuzzer's final statistics of a counted run (nothing
