@@ -259,7 +259,8 @@ end
 # takes over: the same reports, artifacts and exit statuses. AddressSanitizer
 # does not run under it (yet).
 class TestFaultsUnderLibAFL < TestFaults
-  undef_method :test_deep_c_raises_under_asan_invent_nothing, :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
+  undef_method :test_deep_c_raises_under_asan_invent_nothing,
+               :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
 
   def setup
     require "ruzzy/engines"

@@ -73,9 +73,7 @@ module Ruzzy
     # The running target's Ruby backtrace as Ruby prints one ("\tfrom
     # path:line:in 'label'", innermost last), without the harness's
     # start-up and ruzzy's own frames (a timeout, at Ruby's safe point).
-    def current_backtrace
-      target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
-    end
+    def current_backtrace = target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
 
     # The running target's frames in the same form, and the timeout's
     # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
@@ -228,10 +226,8 @@ module Ruzzy
     # The native side (ext/ruzzy/src/findings/ruby_backtrace.rs) applies
     # the same rule to frames read in a signal handler.
     def target_frames(backtrace)
-      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) }
-      above = cut ? backtrace.first(cut) : backtrace
-      yours = above.reject { |frame| frame.start_with?(OWN_FILES) }
-      yours.empty? ? above : yours
+      above = backtrace.first(backtrace.index { _1.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) } || backtrace.size)
+      above.reject { |frame| frame.start_with?(OWN_FILES) }.then { |yours| yours.empty? ? above : yours }
     end
 
     # +error+ and its causes, outermost first, without cycles.

@@ -69,9 +69,7 @@ pub fn configure(
         sanitizer_token_follows,
         dedup_frames,
     );
-    crate::findings::crash_frames::register_native_stack(
-        crate::findings::frame_token::frames(),
-    );
+    crate::findings::crash_frames::register_native_stack(crate::findings::frame_token::frames());
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;

@@ -174,9 +174,12 @@ pub fn print_exact(headline: &str) {
         ruby.call_class_method(crate::findings::report::FINDING, "current_backtrace", &[])
     });
     match backtrace {
-        // SAFETY: at Ruby's safe point on the fuzzing thread, holding the
-        // GVL; no Ruby code runs while the String is read.
-        Ok(text) => write_stderr(unsafe { Frame::enter() }.string_bytes(text).unwrap_or_default()),
+        Ok(text) => {
+            // SAFETY: at Ruby's safe point on the fuzzing thread, holding
+            // the GVL; no Ruby code runs while the String is read.
+            let frame = unsafe { Frame::enter() };
+            write_stderr(frame.string_bytes(text).unwrap_or_default());
+        }
         Err(_) => {
             let _ = rb::protect(|ruby| {
                 ruby.print_backtrace();
