@@ -7,8 +7,6 @@ require_relative "../test_helper"
 # realistic extension whose bug needs Ruby-side and C-side coverage.
 class TestSanitizers < Minitest::Test
   FAULTS = File.join(FIXTURES, "c_ext", "faults.c")
-  # The line above the fuzz target's Ruby backtrace in a report.
-  BACKTRACE = /^==ruzzy== Ruby backtrace of the fuzz target.*\n/
 
   def setup
     prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
@@ -55,7 +53,7 @@ class TestSanitizers < Minitest::Test
       assert_exit 77, result
       assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*ubsan_with_fuzzer\.so/, result.stderr)
       assert_match(/runtime error: signed integer overflow/, result.stderr)
-      above = /#{BACKTRACE}(?:\tfrom \S*harness\.rb:.*\n)+\S*faults\.c:\d+:\d+: runtime error:/
+      above = /#{RUBY_BACKTRACE}(?:\tfrom \S*harness\.rb:.*\n)+\S*faults\.c:\d+:\d+: runtime error:/
       assert_match(above, result.stderr, "the Ruby backtrace above the report")
       assert_match(/^\tfrom \S*harness\.rb:\d+:#{label("check")}$/, result.stderr)
       assert_equal "U", File.binread(File.join(dir, artifacts(dir).first))[0]
@@ -84,7 +82,7 @@ class TestSanitizers < Minitest::Test
   # The Ruby backtrace of the fuzz target, printed where the report starts:
   # the target's frames (+frame+ among them), not ruzzy's start-up.
   def assert_ruby_backtrace_above_the_report(stderr, report, frame)
-    backtrace = stderr[/#{BACKTRACE}((?:\tfrom .*\n)+)(?==+\d+==\s*ERROR: #{report})/, 1]
+    backtrace = stderr[/#{RUBY_BACKTRACE}((?:\tfrom .*\n)+)(?==+\d+==\s*ERROR: #{report})/, 1]
     refute_nil backtrace, "the Ruby backtrace right above the report:\n#{stderr[0, 3000]}"
     assert_match(/:\d+:#{label(frame)}$/, backtrace)
     refute_match(%r{exe/ruzzy|lib/ruzzy/}, backtrace, "ruzzy's own start-up is left out")
