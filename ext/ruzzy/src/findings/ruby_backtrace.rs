@@ -5,7 +5,8 @@
 //!
 //! Two ways, the safe one first:
 //! - [`at_safe_point`]: Ruby runs a postponed job at its next interrupt
-//!   check; the job prints Ruby's own backtrace, then finishes the report.
+//!   check; the job prints the target's backtrace as Ruby has it, then
+//!   finishes the report.
 //!   Exact, but it needs the target to come back to Ruby.
 //! - [`print_raw`]: walks the interpreter's frames through
 //!   [`crate::rb::interpreter_layout`], reading memory only, and writes with
