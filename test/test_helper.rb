@@ -35,6 +35,9 @@ module RuzzyTestHelper
   # harness's target under GC.stress, where native-boundary bugs show up.
   GC_STRESS = ENV["RUZZY_TEST_GC_STRESS"] == "1"
   HARD_TIMEOUT = 300
+  # The line above the fuzz target's Ruby backtrace in a crash, timeout or
+  # sanitizer report.
+  RUBY_BACKTRACE = /^==ruzzy== Ruby backtrace of the fuzz target.*\n/
 
   # A harness with a few branches and a KeyError behind "KEY" (the workflow
   # tests, integration and search).

@@ -140,6 +140,9 @@ class TestEngines < Minitest::Test
       crash = artifacts(dir).first
       assert_equal "HI", File.binread(File.join(dir, crash))[0, 2]
       assert_match(%r{^==ruzzy== Test unit written to \./#{crash}$}, result.stderr)
+      backtrace = result.stderr[/SUMMARY: AddressSanitizer: .*\n(?:.*\n)*#{RUBY_BACKTRACE}((?:\tfrom .*\n)+)/, 1]
+      assert_match(/:\d+:#{label("dummy_test_one_input")}$/, backtrace.to_s,
+                   "the Ruby backtrace after the report (clang's runtime has no hook at its start)")
     end
   end
 
@@ -163,13 +166,16 @@ class TestEngines < Minitest::Test
     prerequisite! Ruzzy::Sanitizers.shared_runtime("undefined"), "UBSan's shared runtime (clang at install)"
     in_tmpdir do |dir|
       build_c_extension(dir, File.join(FIXTURES, "c_ext", "faults.c"), sanitize: "signed-integer-overflow")
-      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
+      write_harness(dir, "require_relative 'faults'\ndef check(data) = Faults.ubsan(data)\n" \
+                         "Ruzzy.fuzz(->(data) { check(data); nil })")
       result = ruzzy("--engine=libafl", "--sanitizer=undefined", "harness.rb", "-runs=#{runs(2_000_000)}",
                      chdir: dir)
       assert_exit 77, result
       assert_match(/using LibAFL's libFuzzer-compatible engine/, result.stderr)
       assert_match(/runtime error: signed integer overflow/, result.stderr)
       assert_match(/#\d+ 0x\h+ in faults_ubsan .*faults\.c/, result.stderr, "UBSan's stack trace, symbolised")
+      assert_match(/#{RUBY_BACKTRACE}(?:\tfrom .*\n)*\tfrom \S*harness\.rb:\d+:#{label("check")}$/, result.stderr,
+                   "the Ruby backtrace after the report")
       crash = artifacts(dir).first
       assert_equal "U", File.binread(File.join(dir, crash))[0]
       assert_match(%r{^==ruzzy== Test unit written to \./#{crash}$}, result.stderr)

@@ -107,15 +107,15 @@ class TestFaults < Minitest::Test
   # regular expression, which checks for interrupts), frames read from the
   # interpreter when it never does (a C loop). -timeout=2 keeps them short.
   HANGS = {
-    "sleep" => ["def stuck(data) = sleep(1000)", /in [`']stuck'/],
-    "gc" => [<<~RUBY, /in [`']stuck'/],
+    "sleep" => ["def stuck(data) = sleep(1000)", /in [`'](?:Object#)?stuck'/],
+    "gc" => [<<~RUBY, /in [`'](?:Object#)?stuck'/],
       def stuck(data)
         keep = []
         loop { keep << Array.new(1000) { |i| "x\#{i}" }; keep.shift if keep.size > 100 }
       end
     RUBY
-    "regex" => ["def stuck(data) = /\\A(?:(a+)\\1?)*\\z/.match?(\"\#{'a' * 26}!\")", /in [`']stuck'/],
-    "c_loop" => ["require_relative 'faults'\ndef stuck(data) = Faults.spin(data)", /in [`']stuck'/]
+    "regex" => ["def stuck(data) = /\\A(?:(a+)\\1?)*\\z/.match?(\"\#{'a' * 26}!\")", /in [`'](?:Object#)?stuck'/],
+    "c_loop" => ["require_relative 'faults'\ndef stuck(data) = Faults.spin(data)", /in [`'](?:Object#)?stuck'/]
   }.freeze
 
   HANGS.each do |kind, (definition, frame)|
@@ -140,8 +140,39 @@ class TestFaults < Minitest::Test
         assert_match(/\Astuck@harness\.rb(?:--(?:stuck|<top>)@harness\.rb){1,2}\z/, token, "the hang's identity")
         assert_match(/ERROR: libFuzzer: timeout after/, result.stderr)
         assert_equal "H", File.binread(File.join(dir, artifacts(dir, "timeout-").first))[0]
+        refute_start_up_frames(result.stderr)
       end
     end
+  end
+
+  # Under a sanitizer the native stack of a hang in C code starts where the
+  # target was (not in libFuzzer's alarm handler), and the hang is named by
+  # the C function it is stuck in.
+  def test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      build_c_extension(dir, FAULTS, sanitize: "address")
+      write_harness(dir, "require_relative 'faults'\ndef stuck(data) = Faults.spin(data)\n" \
+                         "Ruzzy.fuzz(->(data) { stuck(data); nil })")
+      File.write(File.join(dir, "hang"), "H")
+      result = ruzzy("--sanitizer=address", "harness.rb", "-timeout=2", "hang", chdir: dir)
+      assert_exit 70, result
+      assert_match(/harness\.rb:\d+:#{label("stuck")}/, result.stderr)
+      assert_match(/^    #0 0x\h+ in faults_spin \S*faults\.c:\d+/, result.stderr, "the stack starts in the loop")
+      assert_equal ["faults_spin"], result.stderr.scan(/^DEDUP_TOKEN: (.*)$/).flatten, "the hang's identity"
+      refute_match(/__sanitizer_print_stack_trace|fuzzer::PrintStackTrace|AlarmCallback/, result.stderr)
+      refute_start_up_frames(result.stderr)
+    end
+  end
+
+  # The Ruby backtrace of a finding shows the fuzz target: not the `ruzzy`
+  # command, ruzzy's own files, or the harness's top level that called
+  # Ruzzy.fuzz.
+  def refute_start_up_frames(stderr)
+    frames = stderr.scan(/^\tfrom (.*)$/).flatten
+    refute_empty frames
+    refute frames.any? { |frame| frame.match?(%r{exe/ruzzy|/lib/ruzzy[/.]|in '<(?:top \(required\)|main)>'}) },
+           "start-up frames in the backtrace:\n#{frames.join("\n")}"
   end
 
   def test_out_of_memory
@@ -228,7 +259,8 @@ end
 # takes over: the same reports, artifacts and exit statuses. AddressSanitizer
 # does not run under it (yet).
 class TestFaultsUnderLibAFL < TestFaults
-  undef_method :test_deep_c_raises_under_asan_invent_nothing
+  undef_method :test_deep_c_raises_under_asan_invent_nothing,
+               :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
 
   def setup
     require "ruzzy/engines"

@@ -20,6 +20,8 @@ class TestSanitizers < Minitest::Test
       assert_match(/ERROR: AddressSanitizer: heap-use-after-free/, result.stderr)
       assert_equal "HI", File.binread(File.join(dir, artifacts(dir).first))[0, 2]
       assert_match(/^DEDUP_TOKEN: \S+/, result.stderr, "the identity libFuzzer's -minimize_crash keeps")
+      assert_ruby_backtrace_above_the_report(result.stderr, "AddressSanitizer: heap-use-after-free",
+                                             "dummy_test_one_input")
       assert_match(%r{^==ruzzy== Reproduce: .*ruzzy dummy \./#{artifacts(dir).first}$}, result.stderr)
       assert_match(%r{^==ruzzy== Minimise:  .*ruzzy dummy -minimize_crash=1 -runs=100000 \./#{artifacts(dir).first}$},
                    result.stderr)
@@ -45,16 +47,45 @@ class TestSanitizers < Minitest::Test
   def test_undefined_behaviour_is_reported_under_ubsan
     in_tmpdir do |dir|
       build_c_extension(dir, FAULTS, sanitize: "signed-integer-overflow")
-      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.ubsan(data); nil })")
+      write_harness(dir, "require_relative 'faults'\ndef check(data) = Faults.ubsan(data)\n" \
+                         "Ruzzy.fuzz(->(data) { check(data); nil })")
       result = ruzzy("--sanitizer=undefined", "harness.rb", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir)
       assert_exit 77, result
       assert_match(/INFO: ruzzy: using the preloaded libFuzzer in .*ubsan_with_fuzzer\.so/, result.stderr)
       assert_match(/runtime error: signed integer overflow/, result.stderr)
+      above = /#{RUBY_BACKTRACE}(?:\tfrom \S*harness\.rb:.*\n)+\S*faults\.c:\d+:\d+: runtime error:/
+      assert_match(above, result.stderr, "the Ruby backtrace above the report")
+      assert_match(/^\tfrom \S*harness\.rb:\d+:#{label("check")}$/, result.stderr)
       assert_equal "U", File.binread(File.join(dir, artifacts(dir).first))[0]
       assert_match(%r{^==ruzzy== Reproduce: .*ruzzy --sanitizer\\=undefined harness\.rb \./#{artifacts(dir).first}$},
                    result.stderr)
       assert_equal 1, result.stderr.scan("==ruzzy== Reproduce:").size
     end
+  end
+
+  # What a user does (docs/c-extensions.md): `ruzzy build-ext` on the
+  # source tree, then `ruzzy --sanitizer=address` on a harness. The report
+  # of a memory error in C shows where in the harness the target was.
+  def test_a_memory_error_in_an_extension_built_by_build_ext_shows_the_ruby_backtrace
+    in_tmpdir do |dir|
+      FileUtils.cp_r(File.join(FIXTURES, "planted_bugs"), dir)
+      project = File.join(dir, "planted_bugs")
+      assert_exit 0, ruzzy("build-ext", project)
+      harness = write_harness(project, "require 'planted_bugs'\ndef decode(data) = PlantedBugs.c('FREE' + data)\n" \
+                                       "Ruzzy.fuzz(->(data) { decode(data); nil })")
+      result = ruzzy("--sanitizer=address", "-I", "lib", harness, "-seed=1", "-runs=#{runs(100_000)}", chdir: project)
+      assert_exit 77, result
+      assert_ruby_backtrace_above_the_report(result.stderr, "AddressSanitizer: heap-use-after-free", "decode")
+    end
+  end
+
+  # The Ruby backtrace of the fuzz target, printed where the report starts:
+  # the target's frames (+frame+ among them), not ruzzy's start-up.
+  def assert_ruby_backtrace_above_the_report(stderr, report, frame)
+    backtrace = stderr[/#{RUBY_BACKTRACE}((?:\tfrom .*\n)+)(?==+\d+==\s*ERROR: #{report})/, 1]
+    refute_nil backtrace, "the Ruby backtrace right above the report:\n#{stderr[0, 3000]}"
+    assert_match(/:\d+:#{label(frame)}$/, backtrace)
+    refute_match(%r{exe/ruzzy|lib/ruzzy/}, backtrace, "ruzzy's own start-up is left out")
   end
 
   def test_a_segfault_under_asan_keeps_the_ruby_backtrace

@@ -70,6 +70,11 @@ module Ruzzy
     # Frames printed in sanitizer form.
     CRASH_FRAMES = 32
 
+    # The running target's Ruby backtrace as Ruby prints one ("\tfrom
+    # path:line:in 'label'", innermost last), without the harness's
+    # start-up and ruzzy's own frames (a timeout, at Ruby's safe point).
+    def current_backtrace = target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
+
     # The running target's frames in the same form, and the timeout's
     # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
     # safe point).
@@ -217,10 +222,12 @@ module Ruzzy
     # The frames of +backtrace+ above the fuzzing machinery: everything from
     # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
     # every finding, and is left out, as are ruzzy's own frames (the fuzz
-    # test wrapper).
+    # test wrapper), unless the target is all ruzzy's own (Ruzzy.dummy).
+    # The native side (ext/ruzzy/src/findings/ruby_backtrace.rs) applies
+    # the same rule to frames read in a signal handler.
     def target_frames(backtrace)
-      cut = backtrace.index { |frame| frame.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) }
-      (cut ? backtrace.first(cut) : backtrace).reject { |frame| frame.start_with?(OWN_FILES) }
+      above = backtrace.first(backtrace.index { _1.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) } || backtrace.size)
+      above.reject { |frame| frame.start_with?(OWN_FILES) }.then { |yours| yours.empty? ? above : yours }
     end
 
     # +error+ and its causes, outermost first, without cycles.

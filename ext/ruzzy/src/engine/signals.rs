@@ -317,7 +317,7 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
             return;
         }
         // The grace period is over (or no job could be registered).
-        target_state::print_ruby_backtrace(TIMEOUT_RAW_HEADLINE);
+        target_state::print_ruby_backtrace(TIMEOUT_RAW_HEADLINE, false);
         if OWN_FAULTS.load(Ordering::Relaxed) {
             crate::findings::fatal::timeout();
         }

@@ -16,6 +16,7 @@ static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
 static FUZZING_THREAD: AtomicUsize = AtomicUsize::new(0);
 static INPUT_DATA: AtomicUsize = AtomicUsize::new(0);
 static INPUT_SIZE: AtomicUsize = AtomicUsize::new(0);
+static FUZZ_FRAME: AtomicUsize = AtomicUsize::new(0);
 
 fn now_ns() -> u64 {
     let mut time = libc::timespec {
@@ -37,10 +38,23 @@ pub fn timeout_secs() -> u64 {
     TIMEOUT_SECS.load(Ordering::Relaxed)
 }
 
-/// Records the thread that runs the target and libFuzzer's `-timeout`.
+/// Records the thread that runs the target, libFuzzer's `-timeout`, and
+/// the interpreter's frame of `Ruzzy::Native._fuzz` (called from it, with
+/// the GVL held): the frames below it are the harness's start-up.
 pub fn configure(timeout_secs: u64) {
     TIMEOUT_SECS.store(timeout_secs, Ordering::Relaxed);
     FUZZING_THREAD.store(current_thread(), Ordering::Relaxed);
+    // SAFETY: on the Ruby thread that called `_fuzz`, holding the GVL.
+    let frame = unsafe { crate::rb::interpreter_layout::current_frame() };
+    FUZZ_FRAME.store(frame, Ordering::Relaxed);
+}
+
+/// The interpreter's frame of `Ruzzy::Native._fuzz` (a
+/// [`crate::rb::interpreter_layout::StackFrame::cfp`] address), 0 when unknown: the target's
+/// frames sit below it on the VM stack, the harness's start-up (the
+/// `ruzzy` command, `Ruzzy.fuzz`) at or above it.
+pub fn fuzz_frame() -> usize {
+    FUZZ_FRAME.load(Ordering::Relaxed)
 }
 
 /// The target starts running `size` bytes at `data` (libFuzzer's input,
@@ -147,11 +161,13 @@ pub fn claim_report() -> bool {
 
 /// Prints the Ruby backtrace of the running target, once, if the target is
 /// running on this thread, reading the frames without Ruby's help
-/// (async-signal-safe). Returns whether it printed.
-pub fn print_ruby_backtrace(headline: &str) -> bool {
+/// (async-signal-safe); `in_report`: inside a sanitizer's report, which
+/// names the finding itself (no `DEDUP_TOKEN:` line). Returns whether it
+/// printed.
+pub fn print_ruby_backtrace(headline: &str, in_report: bool) -> bool {
     if !running_here() || !claim_report() {
         return false;
     }
-    ruby_backtrace::print_raw(headline);
+    ruby_backtrace::print_raw(headline, in_report);
     true
 }

@@ -101,9 +101,28 @@ extern "C" fn print_for_preload() -> c_int {
     }
     crate::engine::target_state::print_ruby_backtrace(
         crate::findings::symbolize::BACKTRACE_HEADLINE,
+        false,
     );
     crate::findings::reproduce::print();
     0
+}
+
+/// A sanitizer's report starts (`__asan_on_error`, `__ubsan_on_report` in
+/// a preload built by ruzzy): the Ruby backtrace of the fuzz target goes
+/// above it. Async-signal-safe.
+extern "C" fn report_starts() {
+    print_in_report();
+}
+
+/// The Ruby backtrace of the fuzz target, inside a sanitizer's report
+/// (which prints the finding's `DEDUP_TOKEN:` line itself); once per
+/// process, and nothing when the target is not running on this thread.
+/// Async-signal-safe.
+pub fn print_in_report() {
+    crate::engine::target_state::print_ruby_backtrace(
+        crate::findings::symbolize::BACKTRACE_HEADLINE,
+        true,
+    );
 }
 
 /// Hands [`print_for_preload`] to a sanitizer preload built by ruzzy, whose
@@ -121,6 +140,45 @@ pub fn register_with_preload() {
         // as the process.
         unsafe { set(print_for_preload) };
     }
+    type SetHook = unsafe extern "C" fn(extern "C" fn());
+    if let Some(set) = dl::lookup(c"ruzzy_preload_set_report_start") {
+        // SAFETY: as above (preload_frames.c).
+        let set: SetHook = unsafe { std::mem::transmute(set) };
+        // SAFETY: as above.
+        unsafe { set(report_starts) };
+    }
+}
+
+/// Tells a sanitizer preload built by ruzzy, whose libFuzzer prints the
+/// native stack of a crash or hang in C code from the interrupted frame,
+/// which code is the runtime's (never named in a `DEDUP_TOKEN:`): ruzzy's
+/// extension, the Ruby interpreter, libc (the preload adds itself); how
+/// many frames a token holds; and that the token of the Ruby frames
+/// ([`crate::findings::frame_token::print_kept`]) stands in when none of
+/// the native frames is the target's. Called once, before fuzzing.
+pub fn register_native_stack(frames: usize) {
+    type SetNativeStack =
+        unsafe extern "C" fn(*const *const std::ffi::c_void, c_int, c_int, extern "C" fn());
+    let Some(set) = dl::lookup(c"ruzzy_preload_set_native_stack") else {
+        return;
+    };
+    let runtime: [*const std::ffi::c_void; 3] = [
+        print_for_preload as *const std::ffi::c_void,
+        rb_sys::rb_protect as *const std::ffi::c_void,
+        libc::getpid as *const std::ffi::c_void,
+    ];
+    // SAFETY: the preload defines this symbol with exactly this signature
+    // (preload_frames.c); it reads the addresses during the call.
+    let set: SetNativeStack = unsafe { std::mem::transmute(set) };
+    // SAFETY: as above; the function pointer lives as long as the process.
+    unsafe {
+        set(
+            runtime.as_ptr(),
+            runtime.len() as c_int,
+            frames as c_int,
+            crate::findings::frame_token::print_kept,
+        )
+    };
 }
 
 #[cfg(test)]

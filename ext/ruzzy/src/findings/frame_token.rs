@@ -10,14 +10,32 @@
 //! out, the top level of a file as `<top>`, sanitizer-form escapes) is applied to the raw frames here;
 //! test_faults.rb checks that both sides name a hang in C code alike.
 //!
+//! When a native stack trace follows (a sanitizer preload's), the line is
+//! kept instead ([`print_kept`]): the preload prints it only when no frame
+//! of that stack is the target's.
+//!
 //! Invariants: [`Token`] lives on the stack and is filled and written
-//! without allocating or locking (async-signal-safe). The configuration is
-//! set once, before fuzzing starts.
+//! without allocating or locking (async-signal-safe); the kept line is
+//! written once per process (one report), before it is read. The
+//! configuration is set once, before fuzzing starts.
 
 use crate::findings::ruby_backtrace::write_stderr;
+use std::cell::UnsafeCell;
 use std::io::{Cursor, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
+
+/// The longest token line.
+const LINE: usize = 1024;
+
+struct Kept(UnsafeCell<[u8; LINE]>);
+
+// SAFETY: written once by `Token::finish` before KEPT_LENGTH is published
+// (release), read only after it is seen non-zero (acquire).
+unsafe impl Sync for Kept {}
+
+static KEPT: Kept = Kept(UnsafeCell::new([0; LINE]));
+static KEPT_LENGTH: AtomicUsize = AtomicUsize::new(0);
 
 /// Most frames a token can hold; it holds `Ruzzy::Finding::DEDUP_FRAMES`
 /// (the sanitizers' `dedup_token_length` of OSS-Fuzz), given to
@@ -31,6 +49,16 @@ static FRAMES: AtomicUsize = AtomicUsize::new(3);
 static OWN_FILES: OnceLock<Box<[u8]>> = OnceLock::new();
 /// A sanitizer's stack trace, with its own token, follows ours.
 static SANITIZER_TOKEN_FOLLOWS: AtomicBool = AtomicBool::new(false);
+
+/// Whether `path` is one of ruzzy's own Ruby files.
+pub fn own_file(path: &[u8]) -> bool {
+    OWN_FILES.get().is_some_and(|own| path.starts_with(own))
+}
+
+/// The frames of a token (configured).
+pub fn frames() -> usize {
+    FRAMES.load(Ordering::Relaxed)
+}
 
 /// Set once before fuzzing; `frames` is clamped to 1..=[`MAX_FRAMES`].
 pub fn configure(own_files: &[u8], sanitizer_token_follows: bool, frames: usize) {
@@ -59,7 +87,7 @@ impl<'a> Token<'a> {
     /// Takes the next frame inward: its source path and label. A frame of
     /// ruzzy's own files starts over (the target's frames come after them).
     pub fn push(&mut self, path: &'a [u8], label: &'a [u8]) {
-        if OWN_FILES.get().is_some_and(|own| path.starts_with(own)) {
+        if own_file(path) {
             self.count = 0;
             return;
         }
@@ -70,13 +98,30 @@ impl<'a> Token<'a> {
         self.count += 1;
     }
 
-    /// Writes `DEDUP_TOKEN: method@file--...`, innermost first, unless a
-    /// sanitizer prints its own or there are no frames.
-    pub fn print(&self) {
-        if self.count == 0 || SANITIZER_TOKEN_FOLLOWS.load(Ordering::Relaxed) {
+    /// Ends the Ruby backtrace: writes `DEDUP_TOKEN: method@file--...`,
+    /// innermost first, unless there are no frames, a sanitizer's stack
+    /// trace with its own token follows, or `in_report` (the backtrace is
+    /// part of a sanitizer's report, which has a token); keeps it for
+    /// [`print_kept`] either way.
+    pub fn finish(&self, in_report: bool) {
+        if self.count == 0 {
             return;
         }
-        let mut line = [0u8; 1024];
+        let mut line = [0u8; LINE];
+        let end = self.render(&mut line);
+        if KEPT_LENGTH.load(Ordering::Acquire) == 0 {
+            // SAFETY: one report per process: nothing reads the buffer
+            // while KEPT_LENGTH is 0, and only this report writes it.
+            unsafe { (&mut *KEPT.0.get())[..end].copy_from_slice(&line[..end]) };
+            KEPT_LENGTH.store(end, Ordering::Release);
+        }
+        if !in_report && !SANITIZER_TOKEN_FOLLOWS.load(Ordering::Relaxed) {
+            write_stderr(&line[..end]);
+        }
+    }
+
+    /// Writes the token line into `line`; returns its length.
+    fn render(&self, line: &mut [u8; LINE]) -> usize {
         let mut cursor = Cursor::new(&mut line[..]);
         let _ = cursor.write_all(b"DEDUP_TOKEN: ");
         for index in 0..self.count.min(self.size) {
@@ -91,8 +136,18 @@ impl<'a> Token<'a> {
                 .and_then(|_| cursor.write_all(&base[..base.len().min(160)]));
         }
         let _ = cursor.write_all(b"\n");
-        let end = cursor.position() as usize;
-        write_stderr(&line[..end]);
+        cursor.position() as usize
+    }
+}
+
+/// Writes the token line of the last Ruby backtrace printed, if any: a
+/// sanitizer preload's native stack trace found none of the target's
+/// frames in its native frames. Async-signal-safe.
+pub extern "C" fn print_kept() {
+    let length = KEPT_LENGTH.load(Ordering::Acquire);
+    if length > 0 {
+        // SAFETY: published by `Token::finish`, never written again.
+        write_stderr(unsafe { &(&*KEPT.0.get())[..length] });
     }
 }
 

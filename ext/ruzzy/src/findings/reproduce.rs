@@ -69,6 +69,7 @@ pub fn configure(
         sanitizer_token_follows,
         dedup_frames,
     );
+    crate::findings::crash_frames::register_native_stack(crate::findings::frame_token::frames());
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;
@@ -259,9 +260,12 @@ extern "C" fn after_ubsan_report() {
     after_report(true);
 }
 
-/// After a sanitizer's report: the reproduction lines, and the input as
-/// `crash-<sha1>` when `save` (under LibAFL, which does not save it).
+/// After a sanitizer's report: the Ruby backtrace of the fuzz target
+/// (unless it was printed above the report: a preload built by ruzzy), the
+/// reproduction lines, and the input as `crash-<sha1>` when `save` (under
+/// LibAFL, which does not save it).
 fn after_report(save: bool) {
+    crate::findings::crash_frames::print_in_report();
     print();
     if save {
         if let Some(input) = target_state::current_input() {
@@ -304,8 +308,10 @@ pub fn register_with_asan() {
 
 /// Runs before libFuzzer's death callback in a sanitizer preload built by
 /// ruzzy: a sanitizer report that ends the process (UBSan's, which has no
-/// report callback; ASan's was printed already, and [`print`] prints once).
+/// report callback; ASan's was printed already, and [`print`] prints once),
+/// with the Ruby backtrace if it is not printed yet.
 extern "C" fn before_death() {
+    crate::findings::crash_frames::print_in_report();
     print();
 }
 

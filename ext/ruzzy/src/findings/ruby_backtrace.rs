@@ -5,7 +5,8 @@
 //!
 //! Two ways, the safe one first:
 //! - [`at_safe_point`]: Ruby runs a postponed job at its next interrupt
-//!   check; the job prints Ruby's own backtrace, then finishes the report.
+//!   check; the job prints the target's backtrace as Ruby has it, then
+//!   finishes the report.
 //!   Exact, but it needs the target to come back to Ruby.
 //! - [`print_raw`]: walks the interpreter's frames through
 //!   [`crate::rb::interpreter_layout`], reading memory only, and writes with
@@ -62,23 +63,44 @@ pub fn write_stderr_fmt(args: std::fmt::Arguments) {
     write_stderr(&buffer[..len]);
 }
 
-/// Prints `headline` and the Ruby frames of this thread, innermost last,
-/// as `rb_backtrace` would, then their `DEDUP_TOKEN:` line
-/// ([`crate::findings::frame_token`]). Returns whether any frame was found.
-pub fn print_raw(headline: &str) -> bool {
+/// Prints `headline` and the Ruby frames of the fuzz target on this
+/// thread, innermost last, as `rb_backtrace` would, then their
+/// `DEDUP_TOKEN:` line ([`crate::findings::frame_token`]; never when
+/// `in_report`: a sanitizer's report has its own). The frames are those
+/// above `Ruzzy::Native._fuzz` (below it is the harness's start-up: the
+/// `ruzzy` command, `Ruzzy.fuzz`), without ruzzy's own files, as
+/// `Ruzzy::Finding#target_frames` has them; all of them when the target is
+/// ruzzy's own (`Ruzzy.dummy`). Returns whether any frame was found.
+pub fn print_raw(headline: &str, in_report: bool) -> bool {
     write_stderr(headline.as_bytes());
-    let mut printed = false;
     // SAFETY: called on the thread that runs the target (callers check),
     // whose frames are live while it is stopped in this handler.
     // No Ruby code runs while the target is stopped here.
     let strings = unsafe { Frame::enter() };
+    let cut = crate::engine::target_state::fuzz_frame();
+    let target = |frame: &interpreter_layout::StackFrame| cut == 0 || frame.cfp < cut;
+    let own = |path: &[u8]| crate::findings::frame_token::own_file(path);
+    let mut yours = 0;
+    // SAFETY: as above.
+    unsafe {
+        interpreter_layout::each_ruby_frame(|frame| {
+            let path = strings.string_bytes(frame.path).unwrap_or(b"?");
+            if target(&frame) && !own(path) {
+                yours += 1;
+            }
+        });
+    }
+    let mut printed = false;
     let mut token = Token::new();
     // SAFETY: as above.
     unsafe {
         interpreter_layout::each_ruby_frame(|frame| {
+            let path = strings.string_bytes(frame.path).unwrap_or(b"?");
+            if !target(&frame) || (yours > 0 && own(path)) {
+                return;
+            }
             let mut line = [0u8; 640];
             let mut cursor = Cursor::new(&mut line[..]);
-            let path = strings.string_bytes(frame.path).unwrap_or(b"?");
             let label = strings.string_bytes(frame.label).unwrap_or(b"?");
             token.push(path, label);
             let number = rb::iseq_line(frame.iseq, frame.position);
@@ -96,7 +118,7 @@ pub fn print_raw(headline: &str) -> bool {
     if !printed {
         write_stderr(b"\t(no Ruby frames could be read on this Ruby)\n");
     }
-    token.print();
+    token.finish(in_report);
     printed
 }
 
@@ -110,6 +132,7 @@ pub fn print_on_fuzzing_thread() {
     extern "C" fn answer(_signal: libc::c_int) {
         crate::engine::target_state::print_ruby_backtrace(
             crate::findings::symbolize::BACKTRACE_HEADLINE,
+            false,
         );
         ANSWERED.store(true, Ordering::Release);
     }
@@ -141,15 +164,30 @@ pub fn print_on_fuzzing_thread() {
     }
 }
 
-/// Prints `headline` and Ruby's own backtrace (exact lines). Only at a
-/// safe point, never in a signal handler.
+/// Prints `headline` and the fuzz target's Ruby backtrace as Ruby has it
+/// (exact lines; `Ruzzy::Finding.current_backtrace`: the frames
+/// [`print_raw`] would print). Only at a safe point, never in a signal
+/// handler.
 pub fn print_exact(headline: &str) {
     write_stderr(headline.as_bytes());
     // Called from a postponed job, where Ruby may run anything.
-    let _ = rb::protect(|ruby| {
-        ruby.print_backtrace();
-        rb::QNIL
+    let backtrace = rb::protect(|ruby| {
+        ruby.call_class_method(crate::findings::report::FINDING, "current_backtrace", &[])
     });
+    match backtrace {
+        Ok(text) => {
+            // SAFETY: at Ruby's safe point on the fuzzing thread, holding
+            // the GVL; no Ruby code runs while the String is read.
+            let frame = unsafe { Frame::enter() };
+            write_stderr(frame.string_bytes(text).unwrap_or_default());
+        }
+        Err(_) => {
+            let _ = rb::protect(|ruby| {
+                ruby.print_backtrace();
+                rb::QNIL
+            });
+        }
+    }
 }
 
 /// Asks Ruby to run `then` at its next safe point (see [`print_exact`]).

@@ -76,7 +76,7 @@ fn format_pc(pc: usize, fmt: &[u8], buffer: &mut [u8]) -> usize {
 #[no_mangle]
 pub extern "C" fn ruzzy_print_stack_trace() {
     if !crate::findings::crash_frames::print() {
-        target_state::print_ruby_backtrace(BACKTRACE_HEADLINE);
+        target_state::print_ruby_backtrace(BACKTRACE_HEADLINE, false);
     }
     crate::findings::reproduce::print();
 }

@@ -48,6 +48,9 @@ pub struct StackFrame {
     /// The source path and label Strings.
     pub path: VALUE,
     pub label: VALUE,
+    /// Where the frame sits on the VM stack: frames it called have lower
+    /// addresses (compare with [`current_frame`]).
+    pub cfp: usize,
 }
 
 /// One global event hook as the layout reads it (`rb_event_hook_t`).
@@ -374,7 +377,22 @@ mod known {
                     position: (frame.offset as usize).saturating_sub(1),
                     path: frame.path,
                     label: body.label,
+                    cfp: cfp as usize,
                 });
+            }
+        }
+    }
+
+    /// The running thread's current control frame (inside a C method: its
+    /// own frame), as a [`super::StackFrame::cfp`] address; 0 when unknown.
+    pub unsafe fn current_frame() -> usize {
+        // SAFETY: by the caller's contract, on a Ruby thread holding the GVL.
+        unsafe {
+            let ec = current_ec();
+            if ec.is_null() {
+                0
+            } else {
+                (*ec).cfp as usize
             }
         }
     }
@@ -469,6 +487,10 @@ mod known {
 
     pub unsafe fn each_ruby_frame(_each: impl FnMut(super::StackFrame)) {}
 
+    pub unsafe fn current_frame() -> usize {
+        0
+    }
+
     pub unsafe fn each_global_hook(
         _ractor: VALUE,
         _each: impl FnMut(super::EventHookEntry),
@@ -478,6 +500,6 @@ mod known {
 }
 
 pub use known::{
-    agrees_with_public_api, caller_frame, each_global_hook, each_ruby_frame, event_frame,
-    probe_caller, probe_iseq,
+    agrees_with_public_api, caller_frame, current_frame, each_global_hook, each_ruby_frame,
+    event_frame, probe_caller, probe_iseq,
 };
