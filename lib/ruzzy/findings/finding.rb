@@ -5,6 +5,7 @@ require_relative "../own_files"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "store"
+require_relative "bug_shape"
 
 module Ruzzy
   # Describes, on standard error, why an input stopped the fuzzer. The native
@@ -51,13 +52,14 @@ module Ruzzy
     end
 
     # A campaign's hang watch stopped a hang in Ruby code: reported in
-    # libFuzzer's words with the frames where it was, so that it is one
-    # group with the hangs libFuzzer's timeout ends. Later hangs are given
-    # less time.
+    # libFuzzer's words with the frames the hang stayed in (those of its
+    # loop, see Campaign::HangTrace), so that it is one group with the
+    # hangs libFuzzer's timeout ends, then the frames where it was stopped.
+    # Later hangs are given less time.
     def record_hang(error, input)
       text = +"==#{Process.pid}== ERROR: libFuzzer: timeout after #{error.seconds} seconds " \
               "(stopped in Ruby code; fuzzing goes on)\n"
-      text << sanitizer_frames(error.backtrace || [])
+      text << Campaign::HangTrace.report(error.loop_frames, error.backtrace || [])
       Campaign::HangWatch.shorten
       record(Ruzzy.session.findings, text, input)
     end
@@ -70,11 +72,12 @@ module Ruzzy
     # Frames printed in sanitizer form.
     CRASH_FRAMES = 32
 
-    # The running target's frames in the same form, and the timeout's
+    # The running target's frames in the same form (those of the hang's
+    # loop first, when the hang watch followed it), and the timeout's
     # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
     # safe point).
     def current_frames
-      frames = sanitizer_frames(caller)
+      frames = Campaign::HangTrace.report(Campaign::HangWatch.loop_frames, caller)
       "#{frames}DEDUP_TOKEN: #{Findings::Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
     end
 
@@ -168,10 +171,12 @@ module Ruzzy
 
     # Identifies a finding across runs and inputs: the exception class and
     # its innermost frames as file:method, without line numbers (which move
-    # with every edit) or Ruby's "block in" decorations.
+    # with every edit) or Ruby's "block in" decorations; a stack overflow
+    # and a failed test assertion by what Findings::BugShape.parts says.
     def dedup_token(error)
       frames = target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
-      parts = frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
+      parts = Findings::BugShape.parts(error, frames, method(:normalize_frame)) ||
+              frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
       [error.class.name || "AnonymousException", *parts].join("--")
     end
 
