@@ -178,7 +178,7 @@ class TestFindings < Minitest::Test
     tokens = errors.map { |error| Ruzzy::Finding.dedup_token(error) }
     assert_equal ["SystemStackError--test_findings.rb:item--test_findings.rb:list"], tokens.uniq
     native = ASAN.sub("heap-buffer-overflow on", "stack-overflow on").sub(/    #0 .*?\n\n/m) do
-      frames = %w[parse_value parse_list parse_value parse_list parse_value parse_list parse_value parse_list parse_value]
+      frames = (%w[parse_value parse_list] * 5).first(9)
       frames.each_with_index.map { |name, index| "    ##{index} 0x1 in #{name} /src/p.c:#{index}:1\n" }.join << "\n"
     end
     shifted = native.sub(/    #0 .*?\n/, "").gsub(/#(\d+) 0x1/) { "##{Integer(::Regexp.last_match(1)) - 1} 0x1" }
@@ -192,9 +192,9 @@ class TestFindings < Minitest::Test
     require "minitest"
     checks = Class.new do
       include Minitest::Assertions
-      attr_accessor :assertions
 
-      def initialize = @assertions = 0
+      def assertions = 0
+      def assertions=(_count); end
       def round_trip(value, back) = assert_equal(value, back)
       def in_range(value) = assert(value < 10, "#{value} is out of range")
     end.new
