@@ -216,7 +216,9 @@ class TestFindings < Minitest::Test
       "Expected #<Point x=1, y=#<Id 2>> to be nil." => "Expected O to be V.",
       "expected: {:a=>[1, -2.5e3]}\n     got: :b" => "expected: H got: Y",
       "--- expected\n+++ actual\n@@ -1 +1 @@\n-\"long\"\n+\"longer\"\n" => "D",
-      "0x1f is not 31_000" => "N is not N"
+      "0x1f is not 31_000" => "N is not N",
+      "<{:a=>42}> expected but was\n<{:a=>143}>.\n\ndiff:\n- {:a=>42}\n?       ^\n+ {:a=>143}\n?       ^^\n" =>
+        "<H> expected but was <H>. D"
     }.each { |message, shape| assert_equal shape, Ruzzy::Findings::BugShape.message_shape(message), message }
   end
 

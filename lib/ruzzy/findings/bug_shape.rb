@@ -78,10 +78,10 @@ module Ruzzy
       # +message+ without the values it quotes, on one line: numbers as N,
       # quoted strings as S, symbols as Y, nil/true/false as V, inspected
       # objects (#<...>) as O, arrays as A and hashes as H (whatever they
-      # hold), a diff of expected and actual values (Minitest prints one for
-      # long values) as D.
+      # hold), a diff of expected and actual values (Minitest and Test::Unit
+      # print one) as D.
       def message_shape(message)
-        shape = message.to_s.scrub.sub(/^--- expected\n\+\+\+ actual\n.*/m, "D")
+        shape = message.to_s.scrub.sub(/^(?:--- expected\n\+\+\+ actual|diff:)\n.*/m, "D")
         shape = shape.gsub(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/m, "S")
                      .gsub(/#<[^<>]*>/, "O")
                      .gsub(/(?<![\w:]):(?:[A-Za-z_]\w*[?!=]?|S)/, "Y")
