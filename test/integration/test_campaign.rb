@@ -130,6 +130,101 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A hang driven by a count in the input, in a loop that calls several
+  # small methods: the watch stops it in whichever it is running, and it
+  # is one group, named by the loop, which a replay (libFuzzer's timeout,
+  # not the watch) reproduces.
+  def test_a_hang_in_a_loop_is_one_group_whichever_method_it_was_stopped_in
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        def step(value) = (value * 31 + 7) & 0xffff
+        def mix(value) = value ^ (value >> 3)
+        def check(value) = value.even? ? value : value + 1
+
+        def spin(data)
+          value = 0
+          data.unpack1("N").times do
+            value = check(mix(step(value)))
+          end
+        end
+
+        Ruzzy.fuzz(lambda do |data|
+          spin(data) if data.bytesize >= 4 && data.start_with?("H")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-timeout=2", "-max_total_time=20", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir)
+      assert_equal [["timeout", "timeout--timeout--spin@harness.rb--<top>@harness.rb"]],
+                   groups.map { |group| group.values_at(:kind, :token) }, result.stderr
+      assert_operator groups.first[:findings], :>=, 3, "stopped again and again, in different methods"
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_match(/^FAILS +timeout-\h{10} +reproduced$/, replay.stdout)
+    end
+  end
+
+  # Unbounded mutual recursion overflows in either method: one group.
+  def test_unbounded_recursion_is_one_group_wherever_the_stack_ran_out
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        def list(data, depth) = depth.zero? ? 0 : item(data, depth - 1) + 1
+        def item(data, depth) = list(data, depth) + 1
+
+        Ruzzy.fuzz(lambda do |data|
+          if data.bytesize >= 2 && data.getbyte(0) == 0x5b
+            depth = data.getbyte(1) * 1000
+            data.getbyte(1).odd? ? list(data, depth) : item(data, depth)
+          end
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-max_total_time=15", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir)
+      assert_equal [["SystemStackError: stack level too deep",
+                     "exception--SystemStackError--harness.rb:item--harness.rb:list"]],
+                   groups.map { |group| group.values_at(:title, :token) }, result.stderr
+      assert_operator groups.first[:findings], :>=, 10
+    end
+  end
+
+  # Failed assertions of a typed target: a group per violation, whatever
+  # values its message quotes; each group's title, report and input are
+  # those of one finding.
+  def test_each_failed_assertion_is_its_own_group_whatever_its_values
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        require "minitest"
+
+        class Checks
+          include Minitest::Assertions
+          attr_accessor :assertions
+
+          def initialize = @assertions = 0
+        end
+        CHECKS = Checks.new
+
+        Ruzzy.fuzz(lambda { |text|
+          CHECKS.assert(text.length < 6, "#{text.inspect} has #{text.length} characters")
+          CHECKS.assert(!text.include?("B"), "B at #{text.index("B")} of #{text.length}")
+        }, Ruzzy::Gen.string(max_length: 16))
+      RUBY
+      result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-max_total_time=15", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir).sort_by { |group| group[:token] }
+      assert_equal ["exception--Minitest::Assertion--harness.rb:<top>--B at N of N",
+                    "exception--Minitest::Assertion--harness.rb:<top>--S has N characters"],
+                   groups.map { |group| group[:token] }, result.stderr
+      groups.each do |group|
+        assert_operator group[:findings], :>=, 3, "found again with other values"
+        report = File.read(File.join(dir, "ruzzy-findings", group[:name], "report.txt"))
+        assert_includes report, group[:title].delete_suffix("..."), "the title is that of the kept input's finding"
+      end
+    end
+  end
+
   def test_a_harness_that_cannot_load_ends_the_campaign_with_its_error
     in_tmpdir do |dir|
       write_harness(dir, "raise 'no config'")

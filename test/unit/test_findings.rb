@@ -2,6 +2,7 @@
 
 require_relative "../test_helper"
 require "ruzzy/findings/store"
+require "ruzzy/findings/finding"
 
 # How a campaign groups findings: the identity read from each kind of
 # report, and the findings directory that keeps one smallest input per group.
@@ -120,6 +121,122 @@ class TestFindings < Minitest::Test
     identity = Identity.of_report("INFO: Seed: 1\n")
     assert_equal "crash", identity.kind
     assert_equal "the process ended without a report", identity.title
+  end
+
+  # The frames a hang stayed in, as the hang watch found them, make its
+  # report; wherever it was stopped, the report names the loop.
+  def test_a_hang_is_named_by_the_frames_it_stayed_in
+    loop_frames = ["/t/h.rb:8:in `times'", "/t/h.rb:8:in `spin'", "/t/h.rb:17:in `block in <top (required)>'"]
+    tokens = %w[step mix check].map do |helper|
+      stopped_at = ["/t/h.rb:2:in `#{helper}'", "/t/h.rb:9:in `block in spin'", *loop_frames]
+      report = "==1== ERROR: libFuzzer: timeout after 0.5 seconds (stopped in Ruby code; fuzzing goes on)\n" \
+               "#{Ruzzy::Campaign::HangTrace.report(loop_frames, stopped_at)}"
+      assert_includes report, "at /t/h.rb:2:in `#{helper}'", "where it was stopped is shown"
+      Identity.of_report(report).token
+    end
+    assert_equal ["timeout--timeout--spin@h.rb--<top>@h.rb"], tokens.uniq
+  end
+
+  # A TracePoint follows the fuzzing thread: the loop's frames stay, the
+  # methods its body calls come and go.
+  def test_the_hang_trace_finds_the_loop_wherever_it_is
+    helpers = Module.new do
+      module_function
+
+      def step(value) = value + 1
+      def mix(value) = value ^ 3
+      def spin(stop) = (step(mix(1)) until stop[0])
+    end
+    stop = [false]
+    thread = Thread.new { helpers.spin(stop) }
+    trace = Ruzzy::Campaign::HangTrace.new(thread)
+    sleep 0.05
+    refute trace.follow(1)
+    assert trace.follow(1), "following the same input goes on"
+    sleep 0.2
+    frames = trace.finish(1)
+    stop[0] = true
+    thread.join
+    assert_match(/in [`'](?:.*[#.])?spin'\z/, frames.first, frames.inspect)
+    assert_nil trace.finish(2), "another input was not followed"
+  end
+
+  # Recursion overflows anywhere in its cycle: one group, named by the
+  # cycle's frames in one rotation.
+  def test_a_stack_overflow_is_named_by_its_repeating_frames
+    errors = [0, 1].map do |parity|
+      recursion = Module.new do
+        module_function
+
+        def list(depth) = item(depth) + 1
+        def item(depth) = list(depth) + 1
+      end
+      parity.zero? ? recursion.list(0) : recursion.item(0)
+    rescue SystemStackError => e
+      e
+    end
+    tokens = errors.map { |error| Ruzzy::Finding.dedup_token(error) }
+    assert_equal ["SystemStackError--test_findings.rb:item--test_findings.rb:list"], tokens.uniq
+    native = ASAN.sub("heap-buffer-overflow on", "stack-overflow on").sub(/    #0 .*?\n\n/m) do
+      frames = (%w[parse_value parse_list] * 5).first(9)
+      frames.each_with_index.map { |name, index| "    ##{index} 0x1 in #{name} /src/p.c:#{index}:1\n" }.join << "\n"
+    end
+    shifted = native.sub(/    #0 .*?\n/, "").gsub(/#(\d+) 0x1/) { "##{Integer(::Regexp.last_match(1)) - 1} 0x1" }
+    identities = [native, shifted].map { |report| Identity.of_report(report) }
+    assert_equal ["asan--stack-overflow--parse_list@p.c--parse_value@p.c"], identities.map(&:token).uniq
+  end
+
+  # A failed assertion: one group per place and message shape, whatever
+  # values the message quotes.
+  def test_a_failed_assertion_is_named_by_its_place_and_message_shape
+    require "minitest"
+    checks = Class.new do
+      include Minitest::Assertions
+
+      def assertions = 0
+      def assertions=(_count); end
+      def round_trip(value, back) = assert_equal(value, back)
+      def in_range(value) = assert(value < 10, "#{value} is out of range")
+    end.new
+    failures = [
+      -> { checks.round_trip([1, "a"], [1]) }, -> { checks.round_trip([22, "bb", 3.5], [22, "b"]) },
+      -> { checks.in_range(12) }, -> { checks.in_range(1234) }
+    ].map do |failing|
+      failing.call
+    rescue Minitest::Assertion => e
+      Ruzzy::Finding.dedup_token(e)
+    end
+    assert_equal ["Minitest::Assertion--test_findings.rb:round_trip--Expected: A Actual: A",
+                  "Minitest::Assertion--test_findings.rb:in_range--N is out of range"], failures.uniq
+  end
+
+  def test_a_message_shape_leaves_the_values_out
+    {
+      'Expected "abc" to include "x".' => "Expected S to include S.",
+      "Expected #<Point x=1, y=#<Id 2>> to be nil." => "Expected O to be V.",
+      "expected: {:a=>[1, -2.5e3]}\n     got: :b" => "expected: H got: Y",
+      "--- expected\n+++ actual\n@@ -1 +1 @@\n-\"long\"\n+\"longer\"\n" => "D",
+      "0x1f is not 31_000" => "N is not N",
+      "<{:a=>42}> expected but was\n<{:a=>143}>.\n\ndiff:\n- {:a=>42}\n?       ^\n+ {:a=>143}\n?       ^^\n" =>
+        "<H> expected but was <H>. D"
+    }.each { |message, shape| assert_equal shape, Ruzzy::Findings::BugShape.message_shape(message), message }
+  end
+
+  # A smaller input's finding replaces the group's input, report and
+  # title together: they always describe the same finding.
+  def test_a_groups_title_is_that_of_its_input
+    in_tmpdir do |dir|
+      store = Store.new(dir)
+      report = ->(key) { EXCEPTION.sub("ArgumentError: bad header", "ArgumentError: bad key #{key}") }
+      first = Identity.of_report(report.call("KEYKEY"))
+      store.record(first, "KEYKEY", report.call("KEYKEY"))
+      smaller = Identity.of_report(report.call("KEY"))
+      assert_equal first.group, smaller.group
+      assert_equal :smaller, store.record(smaller, "KEY", report.call("KEY"))
+      group = Store.new(dir).groups.first
+      assert_equal "ArgumentError: bad key KEY", group.title
+      assert_includes File.read(group.report_path), group.title
+    end
   end
 
   def test_the_store_keeps_the_smallest_input_and_counts_every_finding

@@ -1,18 +1,25 @@
 # frozen_string_literal: true
 
 require_relative "protocol"
+require_relative "hang_trace"
 require_relative "../user_code"
 
 module Ruzzy
   module Campaign
     # A campaign worker's watch for hangs in Ruby code: a thread that, when
     # the running input has taken almost -timeout, raises InputTimeout in
-    # the fuzzing thread. The input's frames at that moment make its report,
-    # the finding is recorded like an exception, and the worker goes on
+    # the fuzzing thread. The frames the hang stayed in make its report
+    # (HangTrace follows the input's last TRACE_SECONDS for them), the
+    # finding is recorded like an exception, and the worker goes on
     # instead of being ended by libFuzzer's timeout (which still ends a hang
     # in C code, which never comes back to Ruby to take the exception).
     # Once a hang was found, the watch stops inputs after REPEAT_SECONDS:
     # the fuzzer finds the same hang again and again, and each costs that.
+    #
+    # Outside a campaign the watch only follows: an input about to reach
+    # libFuzzer's -timeout is traced, and libFuzzer's timeout report (at
+    # Ruby's safe point, Finding.current_frames) names the hang by the same
+    # frames, so a replayed hang is the group the campaign filed.
     #
     # The thread checks while it holds the GVL, which the fuzzing thread
     # gives up only inside the target (at Ruby's safe points or blocking
@@ -23,10 +30,13 @@ module Ruzzy
       # Raised in the target when it overruns; not a StandardError, so a
       # target's `rescue => e` does not swallow it.
       class InputTimeout < Exception # rubocop:disable Lint/InheritException -- must pass through rescue => e
-        attr_reader :seconds
+        # The limit, and the frames the hang stayed in (HangTrace#finish;
+        # nil: unknown, the exception's backtrace stands in).
+        attr_reader :seconds, :loop_frames
 
-        def initialize(seconds)
+        def initialize(seconds, loop_frames = nil)
           @seconds = seconds
+          @loop_frames = loop_frames
           super("the fuzz target ran for #{seconds} s")
         end
       end
@@ -39,16 +49,28 @@ module Ruzzy
       PERIOD = 0.1
       # How often it prints what the coverage reached.
       REACH_SECONDS = 5
+      # How long before the limit it starts following an input's frames.
+      TRACE_SECONDS = 0.25
 
       module_function
 
-      # Starts watching with libFuzzer's -timeout +seconds+ (0: none).
-      def start(seconds)
+      # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
+      # campaign's worker (+campaign+), stopping hangs; else only following
+      # them for libFuzzer's report.
+      def start(seconds, campaign: true)
         return if seconds <= 0 || @thread
 
-        @limit = [seconds - MARGIN, seconds / 2.0].max
+        @campaign = campaign
+        @limit = campaign ? [seconds - MARGIN, seconds / 2.0].max : seconds
         fuzzing = Thread.current
+        @trace = HangTrace.new(fuzzing)
         @thread = Thread.new { watch(fuzzing) }
+      end
+
+      # The frames the running input's hang stayed in (HangTrace#finish),
+      # or nil; asked on the fuzzing thread by libFuzzer's timeout report.
+      def loop_frames
+        @trace&.finish(Ruzzy::Native._overdue_input(0))
       end
 
       # A hang was found: later ones are stopped sooner.
@@ -65,19 +87,26 @@ module Ruzzy
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 
-      # Raises once per overdue input (an input is known by its start time).
+      # Follows an input close to the limit; in a campaign, raises once per
+      # overdue input (an input is known by its start time) that it
+      # followed since an earlier look.
       def watch(fuzzing)
         raised = nil
         reported = 0.0
         loop do
           sleep PERIOD
-          reported = report_reach if Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
+          if @campaign && Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
+            reported = report_reach
+          end
           limit = @limit
+          followed = @trace.follow(Ruzzy::Native._overdue_input([limit - TRACE_SECONDS, PERIOD].max))
+          next unless @campaign && followed
+
           overdue = Ruzzy::Native._overdue_input(limit)
           next if overdue.nil? || overdue == raised
 
           raised = overdue
-          fuzzing.raise(InputTimeout.new(limit))
+          fuzzing.raise(InputTimeout.new(limit, @trace.finish(overdue)))
         end
       end
     end

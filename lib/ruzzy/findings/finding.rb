@@ -2,9 +2,11 @@
 
 require "shellwords"
 require_relative "../own_files"
+require_relative "../shown_duration"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "store"
+require_relative "bug_shape"
 
 module Ruzzy
   # Describes, on standard error, why an input stopped the fuzzer. The native
@@ -51,13 +53,14 @@ module Ruzzy
     end
 
     # A campaign's hang watch stopped a hang in Ruby code: reported in
-    # libFuzzer's words with the frames where it was, so that it is one
-    # group with the hangs libFuzzer's timeout ends. Later hangs are given
-    # less time.
+    # libFuzzer's words with the frames the hang stayed in (those of its
+    # loop, see Campaign::HangTrace), so that it is one group with the
+    # hangs libFuzzer's timeout ends, then the frames where it was stopped.
+    # Later hangs are given less time.
     def record_hang(error, input)
       text = +"==#{Process.pid}== ERROR: libFuzzer: timeout after #{error.seconds} seconds " \
               "(stopped in Ruby code; fuzzing goes on)\n"
-      text << sanitizer_frames(error.backtrace || [])
+      text << Campaign::HangTrace.report(error.loop_frames, error.backtrace || [])
       Campaign::HangWatch.shorten
       record(Ruzzy.session.findings, text, input)
     end
@@ -75,11 +78,12 @@ module Ruzzy
     # start-up and ruzzy's own frames (a timeout, at Ruby's safe point).
     def current_backtrace = target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
 
-    # The running target's frames in the same form, and the timeout's
+    # The running target's frames in the same form (those of the hang's
+    # loop first, when the hang watch followed it), and the timeout's
     # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
     # safe point).
     def current_frames
-      frames = sanitizer_frames(caller)
+      frames = Campaign::HangTrace.report(Campaign::HangWatch.loop_frames, caller)
       "#{frames}DEDUP_TOKEN: #{Findings::Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
     end
 
@@ -123,18 +127,11 @@ module Ruzzy
       require "digest/sha1"
       path = Ruzzy.session.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
       File.binwrite(path, input)
-      $stderr.write("==#{Process.pid}== ruzzy: slow input: #{duration(seconds)}, " \
-                    "#{(seconds / median).round}x the median input (#{duration(median)}); " \
+      $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, " \
+                    "#{(seconds / median).round}x the median input (#{ShownDuration.of(median)}); " \
                     "written to #{path}\n" \
                     "==ruzzy== Reproduce: #{Ruzzy.session.command_line} #{path.shellescape}\n")
       $stderr.flush
-    end
-
-    def duration(seconds)
-      return format("%.2f s", seconds) if seconds >= 1
-      return format("%.1f ms", seconds * 1e3) if seconds >= 1e-3
-
-      format("%.1f us", seconds * 1e6)
     end
 
     # The custom +name+ (mutator, crossover) +what+ (raised, returned a
@@ -173,10 +170,12 @@ module Ruzzy
 
     # Identifies a finding across runs and inputs: the exception class and
     # its innermost frames as file:method, without line numbers (which move
-    # with every edit) or Ruby's "block in" decorations.
+    # with every edit) or Ruby's "block in" decorations; a stack overflow
+    # and a failed test assertion by what Findings::BugShape.parts says.
     def dedup_token(error)
       frames = target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
-      parts = frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
+      parts = Findings::BugShape.parts(error, frames, method(:normalize_frame)) ||
+              frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
       [error.class.name || "AnonymousException", *parts].join("--")
     end
 

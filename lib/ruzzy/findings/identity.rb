@@ -2,6 +2,7 @@
 
 require "digest/sha1"
 require_relative "../own_files"
+require_relative "bug_shape"
 
 module Ruzzy
   module Findings
@@ -58,14 +59,18 @@ module Ruzzy
 
         frames = native_frames(rest, kind == "ubsan" ? text : nil)
         frames = native_frames(ruby_backtrace(text), nil) if frames.empty?
+        cycle = BugShape.cycle(frames.first(BugShape::CYCLE_SPAN)) if detail == "stack-overflow"
         what = kind == "ubsan" ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
         title = [prefix, what].compact.join(": ")
+        # A stack overflow is named by all the frames of its recursion, in
+        # a canonical rotation (it overflows anywhere in the cycle).
+        frames = cycle || frames.first(FRAMES)
         unless frames.empty?
           title += " in #{frames.first(2).map do |frame|
                             frame.sub(/@(.*)\z/, ' (\\1)')
                           end.join(" < ")}"
         end
-        Identity.new(kind, [kind, what, *frames.first(FRAMES)].join("--"), title)
+        Identity.new(kind, [kind, what, *frames].join("--"), title)
       end
 
       # The kind, headline detail, title prefix and offset of the first

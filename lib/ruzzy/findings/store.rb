@@ -10,13 +10,14 @@ module Ruzzy
     # A findings directory: one subdirectory per group of findings with the
     # same identity (Identity#group), holding the smallest input seen so far
     # (`input`), its report (`report.txt`) and what is known of the group
-    # (`group.json`: kind, token, title, number of findings, bytes of the
-    # input, first and last seen).
+    # (`group.json`: kind, token, the title of that input's finding, number
+    # of findings, bytes of the input, first and last seen).
     # `campaign.json` at the top says how to run the harness again.
     #
     # Invariants: every file is written whole (a temporary file renamed
     # into place), so a process killed while recording leaves the previous
-    # state; a group's input is never replaced by a larger one. Counts are
+    # state; a group's input is never replaced by a larger one; its input,
+    # report and title are those of one finding. Counts are
     # written at most once per FLUSH_SECONDS per group, and by #flush: a
     # process that dies without flushing loses at most that much counting,
     # never a group.
@@ -59,7 +60,7 @@ module Ruzzy
                   else
                     :repeat
                   end
-        outcome == :repeat ? flush_later(group) : replace_input(group, input, report)
+        outcome == :repeat ? flush_later(group) : replace_input(group, identity, input, report)
         outcome
       end
 
@@ -69,7 +70,7 @@ module Ruzzy
         group = @groups[identity.group] ||= load_group(identity.group)
         return false unless group && input.bytesize < group.bytes.to_i
 
-        replace_input(group, input, report)
+        replace_input(group, identity, input, report)
         true
       end
 
@@ -128,9 +129,11 @@ module Ruzzy
         nil
       end
 
-      # Makes +input+ and its +report+ the group's, and writes the group.
-      def replace_input(group, input, report)
+      # Makes +input+, its +report+ and the title of its +identity+ the
+      # group's, and writes the group.
+      def replace_input(group, identity, input, report)
         group.bytes = input.bytesize
+        group.title = identity.title
         write(File.join(group.dir, INPUT), input)
         write(File.join(group.dir, REPORT), report)
         write_group(group)

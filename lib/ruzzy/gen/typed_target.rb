@@ -3,7 +3,7 @@
 require_relative "arguments"
 require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
-require_relative "../findings/identity"
+require_relative "../findings/finding"
 
 module Ruzzy
   module Gen
@@ -27,11 +27,7 @@ module Ruzzy
 
       # Failed test assertions (Exceptions, not StandardErrors), by the
       # name of their class, which exists when the framework is loaded.
-      ASSERTIONS = %w[Minitest::Assertion RSpec::Expectations::ExpectationNotMetError].freeze
-
-      # Innermost frames that tell two findings' bugs apart (as in
-      # Findings::Identity, whose token is built from the report text).
-      BUG_FRAMES = Findings::Identity::FRAMES
+      ASSERTIONS = Findings::BugShape::ASSERTIONS
 
       attr_reader :arguments
 
@@ -98,22 +94,24 @@ module Ruzzy
       # Whether +error+ is a failed assertion of a test framework loaded in
       # this process.
       def self.assertion?(error)
-        ASSERTIONS.any? { |name| Object.const_defined?(name) && error.is_a?(Object.const_get(name)) }
+        Findings::BugShape.assertion?(error)
       end
 
       private
 
       # Shrinks, prints and saves the arguments of the first finding of each
-      # bug (exception class and innermost frames): a campaign that goes on
+      # bug (its DEDUP_TOKEN: the exception class and innermost frames, a
+      # failed assertion's place and message shape): a campaign that goes on
       # after a finding (`ruzzy --keep-going`, `ruzzy ci`) meets the same bug
-      # again and again.
+      # again and again. Shrinking keeps to the same bug, so one violation
+      # is never shrunk into another.
       def report(trees, error)
-        bug = bug_of(error)
+        bug = Finding.dedup_token(error)
         return if @shrunk.key?(bug)
 
         @shrunk[bug] = true
         shrunk, calls = @arguments.shrink(trees, seconds: @shrink_seconds.call) do |candidate|
-          raises?(candidate, error)
+          raises?(candidate, bug)
         end
         text = @arguments.dump(shrunk)
         saved = @on_finding&.call(text)
@@ -121,12 +119,6 @@ module Ruzzy
                       "#{saved ? " (saved as #{saved})" : ""}:\n#{text}")
       rescue StandardError => e
         $stderr.write("ruzzy: could not shrink or save the arguments of this finding: #{e.class}: #{e.message}\n")
-      end
-
-      # What makes two exceptions the same bug here: the class and the
-      # innermost frames, without line numbers.
-      def bug_of(error)
-        [error.class, (error.backtrace_locations || []).first(BUG_FRAMES).map { |frame| [frame.path, frame.label] }]
       end
 
       # Whether +error+'s arguments are shrunk: an exception Ruby code treats
@@ -138,13 +130,14 @@ module Ruzzy
         ExpectedExceptions::FINDINGS.any? { |klass| error.is_a?(klass) } || TypedTarget.assertion?(error)
       end
 
-      def raises?(trees, error)
+      # Whether the target raises the finding +bug+ (a DEDUP_TOKEN) on +trees+.
+      def raises?(trees, bug)
         @call.call(@arguments.values(trees))
         false
       rescue SystemExit, SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- any other exception of a candidate is not this bug
-        e.instance_of?(error.class) && finding?(e)
+        finding?(e) && Finding.dedup_token(e) == bug
       end
     end
   end

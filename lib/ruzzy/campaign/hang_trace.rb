@@ -1,0 +1,82 @@
+# frozen_string_literal: true
+
+module Ruzzy
+  module Campaign
+    # The frames a hang is stuck in: those that stay on the fuzzing
+    # thread's stack while an overdue input runs on. A hang is a loop; the
+    # methods its body calls come and go, and whichever one the alarm
+    # interrupts is chance. So while the input is followed, a TracePoint on
+    # the fuzzing thread notes how deep the stack is each time a method or
+    # block returns: no frame at or below the shallowest of those depths
+    # returned, and those frames, from the first return seen, are the
+    # loop's (its innermost one is the method that loops, or the block
+    # that Kernel#loop, Integer#times or #each calls again and again).
+    #
+    # A loop that calls no Ruby method or block returns nothing to see:
+    # then there are no frames to give and the frames of the moment stand
+    # in. The TracePoint slows the target; it is on only for the last
+    # moments of an input that is about to be called a hang (HangWatch).
+    #
+    # The TracePoint's block runs on the fuzzing thread and the watch reads
+    # what it saw on its own, both holding the GVL; what it saw is one
+    # Array, replaced whole.
+    class HangTrace
+      # The frames of a hang in sanitizer form (Finding.sanitizer_frames):
+      # those of its loop (#finish), or (when they are not known) those of
+      # +stopped_at+ (a Ruby backtrace); then, when they differ, the
+      # innermost frames it was stopped at.
+      def self.report(loop_frames, stopped_at)
+        text = Finding.sanitizer_frames(loop_frames || stopped_at)
+        return text if loop_frames.nil? || loop_frames == stopped_at
+
+        text << "==ruzzy== the hang stayed in the frames above; it was stopped at (innermost first):\n"
+        text << Finding.target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
+      end
+
+      # Frames of where a hang was stopped that its report shows.
+      STOPPED_FRAMES = 6
+
+      def initialize(thread)
+        @thread = thread
+        @input = nil
+        @seen = nil
+        @tracepoint = TracePoint.new(:return, :b_return) do
+          # Inside this block, caller_locations(1) starts at the frame that
+          # returns: the stack once it has returned starts at 2.
+          seen = @seen
+          if seen.nil?
+            stack = caller_locations(2)
+            @seen = [stack, stack.size]
+          elsif (caller_locations(seen[1] + 1, 1) || []).empty?
+            @seen = [seen[0], caller_locations(2).size]
+          end
+        end
+      end
+
+      # Follows +input+ (an input's start time from
+      # Ruzzy::Native._overdue_input; nil: no input to follow). Returns
+      # whether it was following it already.
+      def follow(input)
+        return true if input && input == @input && @tracepoint.enabled?
+
+        @tracepoint.disable if @tracepoint.enabled?
+        @input = input
+        @seen = nil
+        @tracepoint.enable(target_thread: @thread) if input
+        false
+      end
+
+      # Stops following; the frames (Ruby backtrace strings, innermost
+      # first) that stayed on the stack while +input+ was followed, or nil
+      # (it was not followed, or nothing returned).
+      def finish(input)
+        @tracepoint.disable if @tracepoint.enabled?
+        seen = @seen
+        return nil unless input && input == @input && seen
+
+        stack, depth = seen
+        depth.positive? ? stack.last(depth).map(&:to_s) : nil
+      end
+    end
+  end
+end
