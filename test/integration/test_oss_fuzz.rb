@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# oss-fuzz-build copies the installed gem it runs from into $OUT: these
+# tests run the installed gem, not a checkout's in-tree build.
+ENV["RUZZY_TEST_INSTALLED"] = "1"
 require_relative "../test_helper"
 require_relative "../support/oss_fuzz_runner"
 
@@ -175,6 +178,18 @@ class TestOssFuzz < Minitest::Test
                    kept.stdout)
       assert File.binread(Ruzzy::Sanitizers.path("address")) == File.binread(copied.first),
              "the copy in $OUT is not the gem's own preload"
+    end
+  end
+
+  # $OUT inside the harness's directory (the source tree the launcher
+  # carries) is left out of its copy, not copied into itself.
+  def test_out_inside_the_harness_directory
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { nil })")
+      build = ruzzy("oss-fuzz-build", "harness.rb", "--out=#{dir}/out", chdir: dir)
+      assert_exit 0, build
+      assert File.file?(File.join(dir, "out", "harness.src", "harness.rb"))
+      refute File.exist?(File.join(dir, "out", "harness.src", "out")), "$OUT copied into itself"
     end
   end
 

@@ -7,6 +7,7 @@ require_relative "command_options"
 require_relative "oss_fuzz/platform"
 require_relative "oss_fuzz/preloads"
 require_relative "oss_fuzz/seed_corpus"
+require_relative "../own_files"
 require_relative "../version"
 
 module Ruzzy
@@ -122,13 +123,28 @@ module Ruzzy
       root = File.expand_path(@root || File.dirname(harness))
       source = File.join(@dir, "#{name}.src")
       FileUtils.rm_rf(source)
-      FileUtils.mkdir_p(source)
-      FileUtils.cp_r("#{root}/.", source)
+      copy_tree(root, source)
       includes = @includes.each_with_index.map { |dir, index| include_path(dir, index, root, source) }
       harness_path = relative_to(File.expand_path(harness), root) || copy_outside(harness, source)
       write_launcher(name, harness_path, includes, gem_path)
       write_extras(name)
       @out.puts "ruzzy oss-fuzz-build: wrote #{File.join(@dir, name)}"
+    end
+
+    # Copies the directory +from+ into +to+, leaving out $OUT when it lies
+    # inside +from+ (--out=DIR in the harness's directory).
+    def copy_tree(from, to)
+      FileUtils.mkdir_p(to)
+      Dir.children(from).each do |child|
+        path = File.join(from, child)
+        next if path == @dir
+
+        if File.directory?(path) && !File.symlink?(path) && @dir.start_with?("#{path}/")
+          copy_tree(path, File.join(to, child))
+        else
+          FileUtils.cp_r(path, to)
+        end
+      end
     end
 
     def write_launcher(name, harness, includes, gem_path)
@@ -166,8 +182,7 @@ module Ruzzy
       return inside if inside
 
       target = File.join(".deps", index.to_s)
-      FileUtils.mkdir_p(File.join(source, target))
-      FileUtils.cp_r("#{dir}/.", File.join(source, target))
+      copy_tree(File.expand_path(dir), File.join(source, target))
       target
     end
 
@@ -196,12 +211,21 @@ module Ruzzy
     # The ruzzy gem's directory inside $OUT (relative): in the gem copy, or
     # in the gem directory inside $OUT that holds it.
     def ruzzy_gem_dir
-      spec = Gem.loaded_specs["ruzzy"] || Gem::Specification.find_by_name("ruzzy")
+      spec = running_gem
       base = relative_to(File.expand_path(spec.base_dir), @dir) || GEMS_DIR
       [File.join(base, "gems", spec.full_name), spec]
-    rescue Gem::MissingSpecError
-      raise CLI::UsageError,
-            "oss-fuzz-build: ruzzy is not installed as a gem (gem install ruzzy), so it cannot be copied"
+    end
+
+    # The installed ruzzy gem this ruzzy runs from: copying another one (an
+    # older install beside a checkout's exe/ruzzy) would ship other code.
+    def running_gem
+      specs = [Gem.loaded_specs["ruzzy"], *Gem::Specification.find_all_by_name("ruzzy")].compact
+      spec = specs.find { |candidate| File.expand_path("lib", candidate.full_gem_path) == LIB_DIR }
+      return spec if spec
+
+      raise CLI::UsageError, "oss-fuzz-build: this ruzzy runs from #{LIB_DIR}, which is not an installed gem " \
+                             "(a checkout?), so it cannot be copied: gem build and gem install it, then run " \
+                             "that gem's ruzzy"
     end
 
     def ruzzy_exe
