@@ -24,18 +24,8 @@ class TestInstalledLibraries < Minitest::Test
   def test_a_gem_installed_by_apt
     prerequisite!(File.file?(TOML_RB), "Debian's ruby-toml-rb 2.2.0 (bin/setup installs it)")
     in_tmpdir do |dir|
-      File.write(File.join(dir, "fuzz_toml_rb.rb"), <<~RUBY)
-        require "ruzzy"
-        require "toml-rb"
-
-        Ruzzy.fuzz(lambda do |data|
-          TomlRB.parse(data)
-          nil
-        rescue TomlRB::ParseError, TomlRB::ValueOverwriteError
-          nil
-        end)
-      RUBY
-      campaign = user_shell("ruzzy --keep-going fuzz_toml_rb.rb -seed=1 -max_total_time=40", chdir: dir)
+      campaign = parser_campaign(dir, "fuzz_toml_rb.rb", "toml-rb", "TomlRB.parse",
+                                 "TomlRB::ParseError, TomlRB::ValueOverwriteError", seconds: 40)
       assert_exit 77, campaign
       group = assert_group(campaign, dir, /Encoding::CompatibilityError: incompatible encoding regexp match/)
       yours = campaign.output.scan(/yours ([\d,]+) lines/).flatten.map { |n| n.delete(",").to_i }
@@ -55,18 +45,7 @@ class TestInstalledLibraries < Minitest::Test
   def test_a_library_in_vendor_ruby
     prerequisite!(File.file?(TOML), "Debian's ruby-toml 0.2.0 (bin/setup installs it)")
     in_tmpdir do |dir|
-      File.write(File.join(dir, "fuzz_toml.rb"), <<~RUBY)
-        require "ruzzy"
-        require "toml"
-
-        Ruzzy.fuzz(lambda do |data|
-          TOML.load(data)
-          nil
-        rescue Parslet::ParseFailed
-          nil
-        end)
-      RUBY
-      campaign = user_shell("ruzzy --keep-going fuzz_toml.rb -seed=1 -max_total_time=20", chdir: dir)
+      campaign = parser_campaign(dir, "fuzz_toml.rb", "toml", "TOML.load", "Parslet::ParseFailed", seconds: 20)
       assert_exit 77, campaign
       group = assert_group(campaign, dir, /NoMethodError: undefined method [`']ascii_tree' for nil/)
       act_on_the_finding(dir, group, /NoMethodError/)
@@ -117,6 +96,23 @@ class TestInstalledLibraries < Minitest::Test
   end
 
   private
+
+  # A campaign of +seconds+ on the harness +file+, which requires +library+
+  # and calls +parse+ on each input, rescuing +expected+.
+  def parser_campaign(dir, file, library, parse, expected, seconds:)
+    File.write(File.join(dir, file), <<~RUBY)
+      require "ruzzy"
+      require "#{library}"
+
+      Ruzzy.fuzz(lambda do |data|
+        #{parse}(data)
+        nil
+      rescue #{expected}
+        nil
+      end)
+    RUBY
+    user_shell("ruzzy --keep-going #{file} -seed=1 -max_total_time=#{seconds}", chdir: dir)
+  end
 
   # build-ext of the sqlite3 source tree +source+ into DIR/fuzz-gems, as its
   # INSTALLATION.md says for system libraries; whether it was built (sqlite3
