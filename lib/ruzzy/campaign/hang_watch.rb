@@ -48,7 +48,7 @@ module Ruzzy
       # How often it looks.
       PERIOD = 0.1
       # How often it prints what the coverage reached.
-      REACH_SECONDS = 5
+      REACH_SECONDS = 2
       # How long before the limit it starts following an input's frames.
       TRACE_SECONDS = 0.25
 
