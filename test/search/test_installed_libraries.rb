@@ -41,13 +41,15 @@ class TestInstalledLibraries < Minitest::Test
   end
 
   # toml 0.2 raises NoMethodError for every document it cannot parse (its
-  # error handler calls #ascii_tree on nil).
+  # error handler calls #ascii_tree on nil), and for some it can (#each on
+  # a Parslet::Slice).
   def test_a_library_in_vendor_ruby
     prerequisite!(File.file?(TOML), "Debian's ruby-toml 0.2.0 (bin/setup installs it)")
     in_tmpdir do |dir|
       campaign = parser_campaign(dir, "fuzz_toml.rb", "toml", "TOML.load", "Parslet::ParseFailed", seconds: 20)
       assert_exit 77, campaign
-      group = assert_group(campaign, dir, /NoMethodError: undefined method [`']ascii_tree' for nil/)
+      # Which of toml's two NoMethodErrors comes first depends on the Ruby.
+      group = assert_group(campaign, dir, /NoMethodError: undefined method [`'](?:ascii_tree|each)' for /, one: false)
       act_on_the_finding(dir, group, /NoMethodError/)
 
       cov = user_shell("ruzzy cov fuzz_toml.rb #{File.join("ruzzy-findings", group, "input")}", chdir: dir)
@@ -147,12 +149,14 @@ class TestInstalledLibraries < Minitest::Test
     user_shell(command, chdir: "/", rubylib: false)
   end
 
-  # The name of the group whose title matches +title+, filed once.
-  def assert_group(campaign, dir, title)
+  # The name of the group whose title matches +title+, filed once (+one+),
+  # or the first of those.
+  def assert_group(campaign, dir, title, one: true)
     list = user_shell("ruzzy findings", chdir: dir)
     assert_exit 0, list
     matching = list.stdout.lines.grep(title)
-    assert_equal 1, matching.size, "one group #{title.inspect}:\n#{list.stdout}\n#{campaign.output[-3000..]}"
+    message = "a group #{title.inspect}:\n#{list.stdout}\n#{campaign.output[-3000..]}"
+    one ? assert_equal(1, matching.size, message) : refute_empty(matching, message)
     matching.first[/\b[a-z]+-\h{10}\b/]
   end
 
