@@ -6,6 +6,7 @@ require_relative "ruzzy/error"
 require_relative "ruzzy/findings/finding"
 require_relative "ruzzy/findings/expected_exceptions"
 require_relative "ruzzy/engine/relaunch"
+require_relative "ruzzy/engine/default_args"
 require_relative "ruzzy/native"
 require_relative "ruzzy/sanitizers"
 Ruzzy::Native.require_extension
@@ -26,17 +27,6 @@ require "pathname"
 #   require "ruzzy"
 #   Ruzzy.fuzz(->(data) { MyParser.parse(data); nil })
 module Ruzzy
-  # The program name libFuzzer gets, and runs again for -fork, -jobs and
-  # -merge: RUZZY_ARGV0 when set (a wrapper script that sets up the
-  # environment, as with Ruzzy 0.8), else the script itself.
-  ARGV0 = ENV.fetch("RUZZY_ARGV0", $PROGRAM_NAME)
-
-  # libFuzzer's argument list when none is given: ARGV0, then the script's
-  # own arguments (flags such as -runs=1000 and corpus directories). When the
-  # script's arguments contain "--", only those after it go to libFuzzer;
-  # those before are the harness's own.
-  DEFAULT_ARGS = ([ARGV0] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
-
   # The AddressSanitizer + libFuzzer preload (see Ruzzy::Sanitizers).
   ASAN_PATH = Sanitizers.path("address")
 
@@ -49,18 +39,6 @@ module Ruzzy
 
   # The file extension of the sanitizer preloads.
   DLEXT = Sanitizers::DLEXT
-
-  # Seconds an input may run before it is reported as a timeout
-  # (`timeout-<sha1>`), unless -timeout=N says otherwise. libFuzzer's own
-  # default, 1200, lets a hang stall a short run with nothing reported;
-  # 25 is what ClusterFuzz (OSS-Fuzz) gives libFuzzer targets, so a hang
-  # found here is one OSS-Fuzz reports too (docs/workflow.md).
-  DEFAULT_TIMEOUT = 25
-
-  # Flags ruzzy adds to libFuzzer's argument list unless already given.
-  # -print_funcs=0: every instrumented line is a "function" to libFuzzer,
-  # whose NEW_FUNC lines would only repeat what -print_coverage shows.
-  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}", "-print_funcs=0"].freeze
 
   module_function
 

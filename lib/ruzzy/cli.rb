@@ -28,9 +28,6 @@ module Ruzzy
   # Ruzzy.fuzz. It loads ruzzy itself only after the command line is
   # understood, so DEFAULT_ARGS sees the harness's arguments.
   class CLI
-    # Where `ruzzy --keep-going` files findings unless --findings says.
-    DEFAULT_FINDINGS_DIR = "ruzzy-findings"
-
     USAGE = <<~TEXT.freeze
       Usage: ruzzy [OPTIONS] HARNESS.rb [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
@@ -95,9 +92,6 @@ module Ruzzy
       interrupted, #{EXIT_HARNESS_ERROR} when the harness raises while loading, #{EXIT_USAGE} for usage errors,
       #{EXIT_INTERNAL_ERROR} for an internal error in ruzzy itself (no crash file).
     TEXT
-
-    # Raised for a command line ruzzy cannot act on.
-    UsageError = CommandOptions::UsageError
 
     include FuzzTestCommands
     include Preloads

@@ -2,7 +2,7 @@
 
 # Ruzzy 0.8's remaining module functions, so that code written for it runs
 # unchanged. (Its constants, ARGV0, EXT_PATH and DLEXT, are with the others
-# in ruzzy.rb; c_libfuzzer_is_loaded, c_trace_cmp8 and c_trace_div8 are
+# in ruzzy.rb and engine/default_args.rb; c_libfuzzer_is_loaded, c_trace_cmp8 and c_trace_div8 are
 # native.) See docs/migrating-from-ruzzy.md.
 module Ruzzy
   module_function

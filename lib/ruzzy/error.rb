@@ -33,6 +33,15 @@ module Ruzzy
       tags = tags.select { |mod| mod.include?(Error) }
       tags.empty? ? exception.class.name.to_s : "#{exception.class} (#{tags.join(", ")})"
     end
+
+    # The message of +exception+, or "unhandled exception" for an empty
+    # one, as Ruby's own error printer says; never raises.
+    def self.safe_message(exception)
+      message = exception.message.to_s
+      message.empty? ? "unhandled exception" : message
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
+      "(#message raised #{e.class})"
+    end
   end
 
   # The fuzz target given to Ruzzy.fuzz does not respond to #call.

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "native"
+
 # Ruzzy.guide_equal, guide_include, explore_state, maximize and minimize.
 module Ruzzy
   # The guidance API: feedback a harness gives the fuzzer about states its

@@ -130,7 +130,7 @@ class TestFindings < Minitest::Test
     tokens = %w[step mix check].map do |helper|
       stopped_at = ["/t/h.rb:2:in `#{helper}'", "/t/h.rb:9:in `block in spin'", *loop_frames]
       report = "==1== ERROR: libFuzzer: timeout after 0.5 seconds (stopped in Ruby code; fuzzing goes on)\n" \
-               "#{Ruzzy::Campaign::HangTrace.report(loop_frames, stopped_at)}"
+               "#{Ruzzy::Finding.hang_frames(loop_frames, stopped_at)}"
       assert_includes report, "at /t/h.rb:2:in `#{helper}'", "where it was stopped is shown"
       Identity.of_report(report).token
     end

@@ -21,21 +21,6 @@ module Ruzzy
     # what it saw on its own, both holding the GVL; what it saw is one
     # Array, replaced whole.
     class HangTrace
-      # The frames of a hang in sanitizer form (Finding.sanitizer_frames):
-      # those of its loop (#finish), or (when they are not known) those of
-      # +stopped_at+ (a Ruby backtrace); then, when they differ, the
-      # innermost frames it was stopped at.
-      def self.report(loop_frames, stopped_at)
-        text = Finding.sanitizer_frames(loop_frames || stopped_at)
-        return text if loop_frames.nil? || loop_frames == stopped_at
-
-        text << "==ruzzy== the hang stayed in the frames above; it was stopped at (innermost first):\n"
-        text << Finding.target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
-      end
-
-      # Frames of where a hang was stopped that its report shows.
-      STOPPED_FRAMES = 6
-
       def initialize(thread)
         @thread = thread
         @input = nil

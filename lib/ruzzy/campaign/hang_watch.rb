@@ -3,6 +3,7 @@
 require_relative "protocol"
 require_relative "hang_trace"
 require_relative "../user_code"
+require_relative "../native"
 
 module Ruzzy
   module Campaign

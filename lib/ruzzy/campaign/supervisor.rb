@@ -13,6 +13,7 @@ require_relative "../findings/store"
 require_relative "../findings/reproduction"
 require_relative "../engine/libfuzzer_args"
 require_relative "../shown_path"
+require_relative "../cli/command_options"
 
 module Ruzzy
   module Campaign

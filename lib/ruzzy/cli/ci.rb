@@ -8,6 +8,7 @@ require_relative "../exit_status"
 require_relative "command_options"
 require_relative "../findings/store"
 require_relative "../shown_path"
+require_relative "../test_frameworks/fuzz_test"
 
 module Ruzzy
   # `ruzzy ci`: fuzzes every fuzz test of a project for a fixed time each and

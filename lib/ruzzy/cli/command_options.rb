@@ -2,6 +2,7 @@
 
 require "optparse"
 require_relative "../version"
+require_relative "../sanitizers"
 
 module Ruzzy
   # Command-line parsing for ruzzy's commands: each builds an OptionParser
@@ -81,5 +82,14 @@ module Ruzzy
     def prefix(parser)
       parser.program_name == "ruzzy" ? "" : "#{parser.program_name}: "
     end
+  end
+
+  # The names every command's file uses (Ruzzy::CLI is lib/ruzzy/cli.rb).
+  class CLI
+    # Raised for a command line ruzzy cannot act on.
+    UsageError = CommandOptions::UsageError
+
+    # Where `ruzzy --keep-going` files findings unless --findings says.
+    DEFAULT_FINDINGS_DIR = "ruzzy-findings"
   end
 end

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "command_options"
+require_relative "../test_frameworks/fuzz_test"
+
 module Ruzzy
   class CLI
     # The commands that drive one fuzz_test of a Minitest or RSpec file:

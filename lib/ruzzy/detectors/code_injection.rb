@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Code and reflection injection: input that makes the program call the

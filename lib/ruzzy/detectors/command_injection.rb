@@ -1,5 +1,9 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "shell_command"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Command injection: a process-starting call (Kernel#system, spawn,

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Unsafe deserialization: Marshal.load (restore), YAML/Psych

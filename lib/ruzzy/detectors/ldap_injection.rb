@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "report"
+
 module Ruzzy
   module Detectors
     # LDAP filter injection: a search filter in which CANARY is an

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "report"
+
 module Ruzzy
   module Detectors
     # Path traversal and arbitrary file access: a file or directory call

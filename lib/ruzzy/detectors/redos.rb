@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Regular-expression denial of service: a match that runs past SECONDS.
@@ -20,12 +23,13 @@ module Ruzzy
 
       class << self
         def install
-          if Regexp.respond_to?(:timeout=)
+          if defined?(Regexp::TimeoutError) # Ruby 3.2's Regexp.timeout
             Regexp.timeout ||= SECONDS
             Ruzzy::Native._watch_regexp_timeouts(Regexp::TimeoutError)
           else
             Ruzzy::Native._time_regexp_matches
             watchdog(Thread.current)
+            require_relative "../feedback/compare_hooks" # the extension's, loaded only when fuzzing
             return if CompareHooks.installed?([:regexp])
 
             warn "INFO: ruzzy: the redos detector times matches through the regexp comparison hooks on " \

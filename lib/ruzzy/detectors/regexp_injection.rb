@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Regular-expression injection: a pattern built from the input that

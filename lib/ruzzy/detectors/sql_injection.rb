@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "report"
+
 module Ruzzy
   module Detectors
     # SQL injection: a query the input added SQL to. Two signs, both

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require_relative "report"
+require_relative "../native"
+
 module Ruzzy
   module Detectors
     # Server-side request forgery: a network connection opened while

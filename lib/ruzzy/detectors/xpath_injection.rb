@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "report"
+
 module Ruzzy
   module Detectors
     # XPath injection: an XPath expression with the canary CANARY as a bare

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "report"
+
 module Ruzzy
   module Detectors
     # XML external entities: a document parsed by Nokogiri (libxml2) with

@@ -10,6 +10,13 @@ require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "../extensions/loaded_check"
 require_relative "../engines"
+require_relative "default_args"
+require_relative "../findings/finding"
+require_relative "../feedback/coverage"
+require_relative "../feedback/compare_hooks"
+require_relative "../feedback/literal_dictionary"
+require_relative "../detectors"
+require_relative "../gen/typed_target"
 
 module Ruzzy
   # The fuzzing run of this process (there is at most one: libFuzzer runs

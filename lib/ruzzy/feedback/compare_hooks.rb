@@ -1,6 +1,10 @@
 # frozen_string_literal: true
 
 require_relative "../name_list"
+require_relative "../native"
+
+# CompareHooks::TABLE and the hook modules are the extension's.
+Ruzzy::Native.require_extension
 
 module Ruzzy
   # Comparison feedback: while fuzzing, comparisons, pattern matches and

@@ -1,7 +1,10 @@
 # frozen_string_literal: true
 
 require "coverage"
+require_relative "../error"
+require_relative "../native"
 require_relative "../own_files"
+require_relative "literal_dictionary"
 
 module Ruzzy
   # Ruby coverage for the fuzzer: turns on the interpreter's line and branch

@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
-require "digest"
+require "digest/sha1"
 require "tmpdir"
+require_relative "../native"
 
 module Ruzzy
   # A libFuzzer dictionary made from the program itself: the String and

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../error"
+
 module Ruzzy
   module Findings
     # What stays the same from one finding of a bug to the next, where the
@@ -43,7 +45,7 @@ module Ruzzy
         return unless assertion?(error)
 
         frame = assertion_frame(frames)
-        [*(frame && name.call(frame)), message_shape(Finding.safe_message(error))]
+        [*(frame && name.call(frame)), message_shape(Error.safe_message(error))]
       end
 
       # The repeating frames at the top of +frames+ (innermost first), in a

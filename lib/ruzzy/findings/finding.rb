@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "shellwords"
+require_relative "../error"
 require_relative "../own_files"
 require_relative "../shown_duration"
 require_relative "../campaign/protocol"
@@ -60,7 +61,7 @@ module Ruzzy
     def record_hang(error, input)
       text = +"==#{Process.pid}== ERROR: libFuzzer: timeout after #{error.seconds} seconds " \
               "(stopped in Ruby code; fuzzing goes on)\n"
-      text << Campaign::HangTrace.report(error.loop_frames, error.backtrace || [])
+      text << hang_frames(error.loop_frames, error.backtrace || [])
       Campaign::HangWatch.shorten
       record(Ruzzy.session.findings, text, input)
     end
@@ -83,8 +84,23 @@ module Ruzzy
     # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
     # safe point).
     def current_frames
-      frames = Campaign::HangTrace.report(Campaign::HangWatch.loop_frames, caller)
+      frames = hang_frames(Campaign::HangWatch.loop_frames, caller)
       "#{frames}DEDUP_TOKEN: #{Findings::Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
+    end
+
+    # Frames of where a hang was stopped that its report shows.
+    STOPPED_FRAMES = 6
+
+    # The frames of a hang in sanitizer form (sanitizer_frames): those of
+    # its loop (Campaign::HangTrace#finish), or (when they are not known)
+    # those of +stopped_at+ (a Ruby backtrace); then, when they differ, the
+    # innermost frames it was stopped at.
+    def hang_frames(loop_frames, stopped_at)
+      text = sanitizer_frames(loop_frames || stopped_at)
+      return text if loop_frames.nil? || loop_frames == stopped_at
+
+      text << "==ruzzy== the hang stayed in the frames above; it was stopped at (innermost first):\n"
+      text << target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
     end
 
     # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
@@ -152,7 +168,7 @@ module Ruzzy
       text = +"==#{Process.pid}== ERROR: ruzzy: #{headline(error)}\n"
       chain(error).each_with_index do |exception, depth|
         text << "Caused by: " if depth.positive?
-        text << "#{Error.class_name(exception)}: #{safe_message(exception)}\n"
+        text << "#{Error.class_name(exception)}: #{Error.safe_message(exception)}\n"
         target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
       end
       text
@@ -237,15 +253,6 @@ module Ruzzy
         error = error.cause
       end
       seen
-    end
-
-    # The message, or "unhandled exception" for an empty one, as Ruby's own
-    # error printer says.
-    def safe_message(exception)
-      message = exception.message.to_s
-      message.empty? ? "unhandled exception" : message
-    rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
-      "(#message raised #{e.class})"
     end
 
     def safe_inspect(value)

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../native"
+
 module Ruzzy
   module Gen
     # The generators of a typed target described for ruzzy's native

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "arguments"
+require_relative "../engine/default_args"
 require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
 require_relative "../findings/finding"

@@ -4,6 +4,8 @@ require "coverage"
 require "rbconfig"
 require_relative "../../own_files"
 require_relative "../../user_code"
+require_relative "../../native"
+require_relative "../command_options"
 
 module Ruzzy
   module Cov

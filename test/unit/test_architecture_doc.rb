@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# docs/architecture.md holds nothing the code can make false unnoticed:
+# every function the native code gives C to call (an `extern "C" fn`: a
+# method body, an event hook, a signal handler, a sanitizer or libFuzzer
+# callback, a trampoline) has a row in its "Entry points from C" table,
+# and no table counts lines.
+class TestArchitectureDoc < Minitest::Test
+  ROOT = RuzzyTestHelper::ROOT
+  SRC = File.join(ROOT, "ext", "ruzzy", "src")
+  DOC = File.join(ROOT, "docs", "architecture.md")
+  # A definition (not a type, a parameter or a declaration in an
+  # `extern "C" { ... }` block, which has no `extern "C"` of its own).
+  DEFINITION = /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:unsafe\s+)?extern "C" fn (\w+)/
+
+  # [module path ("findings::reproduce"; "crate" for lib.rs), function name].
+  def entry_points
+    Dir.glob("**/*.rs", base: SRC).sort.flat_map do |file|
+      path = file.delete_suffix(".rs").delete_suffix("/mod").split("/").join("::")
+      path = "crate" if path == "lib"
+      File.read(File.join(SRC, file)).scan(DEFINITION).map { |(name)| [path, name] }
+    end
+  end
+
+  def section(title)
+    File.read(DOC)[/^## #{Regexp.escape(title)}\n(.*?)(?=^## |\z)/m, 1] or flunk "no section #{title}"
+  end
+
+  # A row names `path::name` by a code span that starts with the path
+  # (`findings::reproduce::before_death`, `rb::protect`'s) and a code span
+  # with the name as a word (the same one, or `trampoline` beside it).
+  def named?(rows, path, name)
+    rows.any? do |row|
+      spans = row.scan(/`([^`]+)`/).flatten
+      spans.any? { |span| span == path || span.start_with?("#{path}::") } &&
+        spans.any? { |span| span.match?(/\b#{Regexp.escape(name)}\b/) }
+    end
+  end
+
+  def test_every_extern_c_function_has_a_row_in_entry_points_from_c
+    found = entry_points
+    assert_operator found.size, :>, 40, "ext/ruzzy/src is where it was expected"
+    assert_includes found, ["engine::signals", "on_fatal_signal"], "the scan finds signal handlers"
+    rows = section("Entry points from C").lines.grep(/\A\| `/)
+    missing = found.reject { |path, name| named?(rows, path, name) }
+    assert_empty missing.map { |path, name| "#{path}::#{name}" },
+                 "entry points from C missing in docs/architecture.md (a row: what calls it, what it " \
+                 "allocates, whether it may run Ruby code; for a signal handler, that it is async-signal-safe)"
+  end
+
+  def test_the_check_tells_a_row_from_a_mention_elsewhere
+    rows = ["| `findings::reproduce` `before_death` | x |\n", "| `rb::protect`'s `trampoline` | x |\n",
+            "| `feedback::compare_hooks::hash::{aref, key_p}` | x |\n"]
+    assert named?(rows, "findings::reproduce", "before_death")
+    assert named?(rows, "rb", "trampoline")
+    refute named?(rows, "rb::value", "trampoline")
+    assert named?(rows, "feedback::compare_hooks::hash", "key_p")
+    refute named?(rows, "feedback::compare_hooks::array", "key_p")
+    refute named?(rows, "findings::reproduce", "after_asan_report")
+  end
+
+  def test_no_table_counts_lines
+    rows = File.read(DOC).lines.grep(/\A\|.*\|\s*\z/)
+    headers = rows.select { |line| line.split("|").map(&:strip).include?("lines") }
+    assert_empty headers, "line counts go stale; the files say how long they are"
+  end
+end
