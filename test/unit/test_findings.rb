@@ -137,6 +137,20 @@ class TestFindings < Minitest::Test
     assert_equal ["timeout--timeout--spin@h.rb--<top>@h.rb"], tokens.uniq
   end
 
+  # A hang in a deep recursion (an exponential one: its depth varies from
+  # moment to moment) is one group at any depth, with the harness's frames
+  # in view however deep it is.
+  def test_a_hang_in_a_recursion_is_named_the_same_at_any_depth
+    outer = ["/t/tree.rb:20:in `each_node'", "/t/h.rb:17:in `block in <top (required)>'"]
+    tokens = [3, 40, 400].map do |depth|
+      stopped_at = (["/t/tree.rb:5:in `visit'"] * depth) + outer
+      frames = Ruzzy::Finding.hang_frames(nil, stopped_at)
+      assert_includes frames, "<top> /t/h.rb:17", "the harness's frame is shown at depth #{depth}"
+      Identity.of_report("==1== ERROR: libFuzzer: timeout after 25 seconds\n#{frames}").token
+    end
+    assert_equal ["timeout--timeout--visit@tree.rb--each_node@tree.rb--<top>@h.rb"], tokens.uniq
+  end
+
   # A TracePoint follows the fuzzing thread: the loop's frames stay, the
   # methods its body calls come and go.
   def test_the_hang_trace_finds_the_loop_wherever_it_is

@@ -93,14 +93,24 @@ module Ruzzy
 
     # The frames of a hang in sanitizer form (sanitizer_frames): those of
     # its loop (Campaign::HangTrace#finish), or (when they are not known)
-    # those of +stopped_at+ (a Ruby backtrace); then, when they differ, the
+    # those of +stopped_at+ (a Ruby backtrace), each method once, at its
+    # outermost call (without_recursion); then, when they differ, the
     # innermost frames it was stopped at.
     def hang_frames(loop_frames, stopped_at)
-      text = sanitizer_frames(loop_frames || stopped_at)
+      text = sanitizer_frames(without_recursion(target_frames(loop_frames || stopped_at)))
       return text if loop_frames.nil? || loop_frames == stopped_at
 
       text << "==ruzzy== the hang stayed in the frames above; it was stopped at (innermost first):\n"
       text << target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
+    end
+
+    # +frames+ (innermost first) with each method (file:method) only at its
+    # outermost call: a hang deep in a recursion is named and shown the same
+    # at whatever depth it was stopped (an exponential recursion's depth
+    # varies from moment to moment), and the harness's frames are never
+    # pushed out of the frames shown.
+    def without_recursion(frames)
+      frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
     end
 
     # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
