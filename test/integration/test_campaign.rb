@@ -327,6 +327,9 @@ class TestCampaign < Minitest::Test
       assert_match(%r{corpus in corpus/new, log in}, result.stderr)
       refute_empty Dir.children(File.join(dir, "corpus", "new")), "the corpus grew in it"
       refute File.exist?(File.join(dir, "ruzzy-findings", "corpus")), "no corpus of the campaign's own"
+      typo = ruzzy("--keep-going", "harness.rb", "-runs=10", "corpus/new", "seeds/tpyo", chdir: dir)
+      assert_exit 2, typo
+      assert_match(%r{no such corpus directory \S*seeds/tpyo}, typo.stderr, "only the first is created")
     end
   end
 

@@ -186,10 +186,12 @@ class TestOssFuzz < Minitest::Test
   def test_out_inside_the_harness_directory
     in_tmpdir do |dir|
       write_harness(dir, "Ruzzy.fuzz(->(data) { nil })")
+      File.symlink("nowhere", File.join(dir, "dangling"))
       build = ruzzy("oss-fuzz-build", "harness.rb", "--out=#{dir}/out", chdir: dir)
       assert_exit 0, build
       assert File.file?(File.join(dir, "out", "harness.src", "harness.rb"))
       refute File.exist?(File.join(dir, "out", "harness.src", "out")), "$OUT copied into itself"
+      assert_equal "nowhere", File.readlink(File.join(dir, "out", "harness.src", "dangling")), "a link stays a link"
     end
   end
 

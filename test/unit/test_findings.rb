@@ -167,10 +167,17 @@ class TestFindings < Minitest::Test
     sleep 0.05
     refute trace.follow(1)
     assert trace.follow(1), "following the same input goes on"
+    # Until the spinning thread has run a while under the trace (a slow,
+    # busy machine may not schedule it at once).
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    sleep 0.05 until trace.instance_variable_get(:@seen) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
     sleep 0.2
     frames = trace.finish(1)
     stop[0] = true
     thread.join
+    refute_nil frames, "the trace saw the spinning thread return"
+    refute trace.follow(1), "a finished input is not followed again"
+    refute trace.instance_variable_get(:@tracepoint).enabled?, "nor traced while it is stopped"
     assert_match(/in [`'](?:.*[#.])?spin'\z/, frames.first, frames.inspect)
     assert_nil trace.finish(2), "another input was not followed"
   end

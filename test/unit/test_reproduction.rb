@@ -55,5 +55,17 @@ class TestReproduction < Minitest::Test
     end
     _, killed = Open3.capture2e(RbConfig.ruby, "-e", "Process.kill(:SEGV, Process.pid)")
     assert Reproduction.ran?(killed), "a deadly signal is a finding"
+    _, minimised = Open3.capture2e(RbConfig.ruby, "-e", "exit 1")
+    assert Reproduction.ran?(minimised, "INFO: ...\nERROR: the input /f/g/input did not crash\n"),
+           "-minimize_crash on an input that no longer fails ran it"
+  end
+
+  def test_a_campaign_whose_directory_is_gone_says_so
+    gone = Reproduction.new([RbConfig.ruby, "-e", "exit 0"], "/nonexistent/campaign-dir", {})
+    error = assert_raises(Ruzzy::CommandOptions::UsageError) { gone.run("input") }
+    assert_match(%r{ran in /nonexistent/campaign-dir, which no longer exists}, error.message)
+    missing = Reproduction.new(["/nonexistent/ruby", "x.rb"], Dir.pwd, {})
+    error = assert_raises(Ruzzy::CommandOptions::UsageError) { missing.run("input") }
+    assert_match(%r{cannot run: .*/nonexistent/ruby}, error.message)
   end
 end

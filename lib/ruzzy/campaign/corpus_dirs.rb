@@ -6,23 +6,27 @@ require_relative "../cli/command_options"
 module Ruzzy
   module Campaign
     # The corpus directories a campaign is given among the harness's
-    # arguments. One that does not exist yet is created (a new corpus, as
-    # libFuzzer creates its first corpus directory); an existing file is an
-    # input file, which a campaign does not take.
+    # arguments. The first one, which receives new inputs, is created when
+    # it does not exist yet (as libFuzzer creates it); the others are read
+    # and must exist; an existing file is an input file, which a campaign
+    # does not take.
     module CorpusDirs
       module_function
 
       # The absolute paths of the corpus directories among +words+ (the
-      # harness's arguments: libFuzzer flags start with "-"), created when
-      # missing; raises CommandOptions::UsageError for an input file.
+      # harness's arguments: libFuzzer flags start with "-"), the first
+      # created when missing; raises CommandOptions::UsageError otherwise.
       def given(words)
-        words.reject { |word| word.start_with?("-") }.map { |dir| File.expand_path(dir) }.each do |dir|
+        dirs = words.reject { |word| word.start_with?("-") }.map { |dir| File.expand_path(dir) }
+        dirs.each_with_index do |dir, index|
           next if File.directory?(dir)
 
           if File.exist?(dir)
             raise CommandOptions::UsageError, "--keep-going takes corpus directories, not input files (#{dir}); " \
                                               "replay inputs without --keep-going"
           end
+          raise CommandOptions::UsageError, "--keep-going: no such corpus directory #{dir}" unless index.zero?
+
           create(dir)
         end
       end

@@ -24,6 +24,7 @@ module Ruzzy
       def initialize(thread)
         @thread = thread
         @input = nil
+        @finished = nil
         @seen = nil
         @tracepoint = TracePoint.new(:return, :b_return) do
           # Inside this block, caller_locations(1) starts at the frame that
@@ -40,9 +41,12 @@ module Ruzzy
 
       # Follows +input+ (an input's start time from
       # Ruzzy::Native._overdue_input; nil: no input to follow). Returns
-      # whether it was following it already.
+      # whether it was following it already. An input already finished is
+      # not followed again (it is being stopped: tracing its unwinding
+      # would only slow it).
       def follow(input)
         return true if input && input == @input && @tracepoint.enabled?
+        return false if input && input == @finished
 
         @tracepoint.disable if @tracepoint.enabled?
         @input = input
@@ -56,6 +60,7 @@ module Ruzzy
       # (it was not followed, or nothing returned).
       def finish(input)
         @tracepoint.disable if @tracepoint.enabled?
+        @finished = input
         seen = @seen
         return nil unless input && input == @input && seen
 

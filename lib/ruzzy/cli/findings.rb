@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "shellwords"
 require "tmpdir"
 require_relative "command_options"
 require_relative "../exit_status"
@@ -129,7 +130,8 @@ module Ruzzy
           smaller = File.join(tmp, "minimised")
           @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
           output, status = run_input(group.input_path, ["-minimize_crash=1", "-exact_artifact_path=#{smaller}", *flags])
-          return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status)
+          return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status, output)
+          return no_longer_fails(group) if Reproduction::NO_LONGER_FAILS.match?(output)
           return minimise_failed(output) unless File.file?(smaller)
 
           keep_if_same(group, File.binread(smaller))
@@ -150,6 +152,12 @@ module Ruzzy
         else
           @out.puts "#{group.name}: kept the #{group.bytes}-byte input (nothing smaller fails the same way)"
         end
+        EXIT_OK
+      end
+
+      def no_longer_fails(group)
+        @out.puts "#{group.name}: its input no longer fails (ruzzy findings #{Shellwords.escape(@store.dir)} " \
+                  "replay #{group.name} says how it runs now); nothing to minimise"
         EXIT_OK
       end
 

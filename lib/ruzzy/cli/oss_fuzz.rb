@@ -133,16 +133,19 @@ module Ruzzy
 
     # Copies the directory +from+ into +to+, leaving out $OUT when it lies
     # inside +from+ (--out=DIR in the harness's directory).
+    # Symbolic links are copied as links, as `cp -r DIR/.` would.
     def copy_tree(from, to)
+      out = File.realpath(@dir)
       FileUtils.mkdir_p(to)
       Dir.children(from).each do |child|
         path = File.join(from, child)
-        next if path == @dir
+        real = File.symlink?(path) ? nil : File.realpath(path)
+        next if real == out
 
-        if File.directory?(path) && !File.symlink?(path) && @dir.start_with?("#{path}/")
+        if real && File.directory?(path) && out.start_with?("#{real}/")
           copy_tree(path, File.join(to, child))
         else
-          FileUtils.cp_r(path, to)
+          FileUtils.cp_r(path, to, dereference_root: false)
         end
       end
     end

@@ -101,10 +101,12 @@ module Ruzzy
       # The fuzz target's frames, in sanitizer form, of the Ruby backtrace
       # ruzzy prints ("\tfrom path:line:in 'label'", innermost last) when
       # there are no native frames to read: a segfault or a hang in C code
-      # without a sanitizer.
+      # without a sanitizer. Each method once, at its outermost call, as
+      # Finding.hang_frames names a hang in Ruby code.
       def self.ruby_backtrace(text)
         backtrace = text.scan(/^\tfrom (.+:\d+:in .+)$/).flatten.reverse
-        Finding.sanitizer_frames(backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) })
+        target = backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) }
+        Finding.sanitizer_frames(Finding.without_recursion(target))
       end
       private_class_method :ruby_backtrace
 

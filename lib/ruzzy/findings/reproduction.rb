@@ -4,6 +4,7 @@ require "open3"
 require "shellwords"
 require_relative "../exit_status"
 require_relative "../campaign/protocol"
+require_relative "../cli/command_options"
 
 module Ruzzy
   module Findings
@@ -21,8 +22,19 @@ module Ruzzy
     # preloads again by the same route when it runs).
     class Reproduction
       # The variables recorded, set or not: one that was not set in the
-      # campaign is unset for a replay.
-      ENVIRONMENT = %w[GEM_HOME GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE LD_PRELOAD LD_LIBRARY_PATH].freeze
+      # campaign is unset for a replay. Where Ruby, the gems and native
+      # libraries are found; what the sanitizers do; and ruzzy's own
+      # settings that change what a run finds (the engine, the detectors,
+      # the comparison hooks, the dictionary, coverage locations).
+      ENVIRONMENT = %w[
+        GEM_HOME GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE LD_PRELOAD LD_LIBRARY_PATH
+        ASAN_OPTIONS UBSAN_OPTIONS
+        RUZZY_ENGINE RUZZY_DISABLE_DETECTORS RUZZY_COMPARE_HOOKS RUZZY_LITERAL_DICT RUZZY_LOCATIONS
+        RUZZY_ASAN_RAISE_HOOK
+      ].freeze
+      # libFuzzer's words when -minimize_crash is given an input that no
+      # longer fails: it ran, and exited 1.
+      NO_LONGER_FAILS = /^ERROR: the input \S+ did not crash$/
 
       # Exit statuses of a run that met a finding; any other than 0 means
       # the input never ran (the harness could not load, ruzzy or Ruby
@@ -49,10 +61,12 @@ module Ruzzy
         "ruzzy findings #{Shellwords.escape(dir)} minimise #{Shellwords.escape(group)}"
       end
 
-      # Whether a run that ended with +status+ (a Process::Status) ran its
-      # input: it passed, or met a finding (a signal included).
-      def self.ran?(status)
-        status.exitstatus.nil? || status.success? || FINDING_STATUSES.include?(status.exitstatus)
+      # Whether a run that ended with +status+ (a Process::Status) and
+      # printed +output+ ran its input: it passed, met a finding (a signal
+      # included), or was minimising an input that no longer fails.
+      def self.ran?(status, output = "")
+        status.exitstatus.nil? || status.success? || FINDING_STATUSES.include?(status.exitstatus) ||
+          NO_LONGER_FAILS.match?(output)
       end
 
       def initialize(command, directory, environment)
@@ -71,7 +85,14 @@ module Ruzzy
       # campaign's worker); returns its output (standard error and output)
       # and its Process::Status.
       def run(*args)
+        unless File.directory?(directory)
+          raise CommandOptions::UsageError, "the campaign ran in #{directory}, which no longer exists " \
+                                            "(campaign.json's \"directory\" says where to run the harness)"
+        end
+
         Open3.capture2e(environment.merge(Campaign::ENV_FINDINGS_DIR => nil), *command, *args, chdir: directory)
+      rescue SystemCallError => e
+        raise CommandOptions::UsageError, "the campaign's command cannot run: #{e.message} (#{command.first})"
       end
 
       # The command with +args+ as one shell line: `cd DIR && env NAME=VALUE

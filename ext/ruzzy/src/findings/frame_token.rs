@@ -8,7 +8,10 @@
 //! innermost `Finding::DEDUP_FRAMES` frames of the fuzz target,
 //! `method@file`, Ruby's `block in` decorations and `<internal:` frames left
 //! out, the top level of a file as `<top>`, sanitizer-form escapes) is applied to the raw frames here;
-//! test_faults.rb checks that both sides name a hang in C code alike.
+//! test_faults.rb checks that both sides name a hang in C code alike. Not
+//! applied here: the Ruby side's each-method-once rule for a recursion
+//! (`Finding.without_recursion`); a campaign groups by the Ruby side's
+//! reading of the printed backtrace, which applies it.
 //!
 //! When a native stack trace follows (a sanitizer preload's), the line is
 //! kept instead ([`print_kept`]): the preload prints it only when no frame
