@@ -134,17 +134,20 @@ class TestInstalledLibraries < Minitest::Test
   end
 
   # Runs +command+ in a new bash with only a user's environment: PATH, HOME
-  # and LANG, RUBYLIB when the tests run this checkout (test_helper.rb), and
-  # +env+.
+  # and LANG, the gem home ruzzy was installed into (GEM_HOME, GEM_PATH: the
+  # chroots' Rubies have one), RUBYLIB when the tests run this checkout
+  # (test_helper.rb), and +env+.
   def user_shell(command, chdir:, env: {}, rubylib: true)
     base = { "PATH" => ENV.fetch("PATH"), "HOME" => Dir.home, "LANG" => "C.UTF-8" }
+    base.merge!(ENV.slice("GEM_HOME", "GEM_PATH"))
     base["RUBYLIB"] = ENV["RUBYLIB"] if rubylib && ENV["RUBYLIB"]
     variables = base.merge(env).map { |name, value| "#{name}=#{value}" }
     run_command("env", "-i", *variables, "bash", "--noprofile", "--norc", "-c", command, chdir:)
   end
 
   # A command ruzzy printed, run as printed from a new shell in another
-  # directory, with nothing of the campaign's environment.
+  # directory, with nothing of the campaign's environment (the user's own
+  # gem home stays: it is where ruzzy is installed).
   def run_as_printed(command)
     user_shell(command, chdir: "/", rubylib: false)
   end

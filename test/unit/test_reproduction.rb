@@ -16,7 +16,7 @@ class TestReproduction < Minitest::Test
   def test_every_variable_is_recorded_set_or_not
     recorded = Reproduction.current(%w[ruby ruzzy harness.rb]).to_campaign
     assert_equal Reproduction::ENVIRONMENT, recorded["environment"].keys
-    assert_equal ENV.fetch("RUBYLIB", nil), recorded.dig("environment", "RUBYLIB")
+    assert_equal ENV.fetch("GEM_HOME", "unset"), recorded.dig("environment", "GEM_HOME") || "unset"
     assert_equal Dir.pwd, recorded["directory"]
     assert_equal recorded, Reproduction.from_campaign(JSON.parse(JSON.generate(recorded))).to_campaign
   end
