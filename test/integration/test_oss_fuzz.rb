@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 # oss-fuzz-build copies the installed gem it runs from into $OUT: these
-# tests run the installed gem, not a checkout's in-tree build.
-ENV["RUZZY_TEST_INSTALLED"] = "1"
+# tests run an installed gem (test/support/installed_ruzzy.rb).
+require_relative "../support/installed_ruzzy"
 require_relative "../test_helper"
 require_relative "../support/oss_fuzz_runner"
 
@@ -165,8 +165,10 @@ class TestOssFuzz < Minitest::Test
                     chdir: dir, env: { "OUT" => out, "SANITIZER" => "address", "CC" => cc })
       assert_exit 0, build
       assert_match(/sanitizer preloads built with #{Regexp.escape(cc)} \(.*clang version/, build.stdout)
-      copied = Dir.glob(File.join(out, "ruzzy-gems", "gems", "ruzzy-*", "lib", "ruzzy", "**", "asan_with_fuzzer.so"))
-      assert_equal 1, copied.size
+      # The copy of the gem the launcher runs (every installed gem is copied).
+      running = File.read(File.join(out, "fuzz_planted"))[%r{ruzzy-gems/gems/ruzzy-[^/]+}]
+      copied = Dir.glob(File.join(out, running, "lib", "ruzzy", "**", "asan_with_fuzzer.so"))
+      assert_equal 1, copied.size, copied.inspect
       assert_match(/-shared .*-o \S+asan_with_fuzzer\.so .*libclang_rt\.asan\.a/, File.read(File.join(dir, "cc.log")))
       check = run_command(File.join(out, "fuzz_planted"), "--", "-seed=1337", "-runs=4", env: RUNNER_ENV)
       assert_match(/^Done 4 runs/, check.stderr)

@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 # oss-fuzz-build copies the installed gem it runs from into $OUT: these
-# tests run the installed gem, not a checkout's in-tree build.
-ENV["RUZZY_TEST_INSTALLED"] = "1"
+# tests run an installed gem (test/support/installed_ruzzy.rb).
+require_relative "../support/installed_ruzzy"
 require_relative "../test_helper"
 require_relative "../support/oss_fuzz_runner"
 
