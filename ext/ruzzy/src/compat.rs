@@ -5,7 +5,7 @@
 //! Invariant: the trace functions report only Fixnum operands (as 0.8 did),
 //! from the Ruby call site that called them, and allocate nothing.
 
-use crate::engine::libfuzzer;
+use crate::process::libfuzzer;
 use crate::feedback::compare_sites::{self, SiteId};
 use crate::rb::value::Frame;
 use magnus::{Fixnum, Value};

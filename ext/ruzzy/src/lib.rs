@@ -28,6 +28,7 @@ mod error;
 mod feedback;
 mod findings;
 mod input;
+mod process;
 mod rb;
 
 use magnus::{function, prelude::*, Error, Ruby};
@@ -63,7 +64,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     findings::reproduce::register_with_preload();
     coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
-    engine::internal_error::install(ruzzy)?;
+    process::internal_error::install(ruzzy)?;
     findings::report::configure(ruzzy)?;
     findings::fatal::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
@@ -103,7 +104,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
         "_configure_reproduction" => findings::reproduce::configure, 7;
-        "_overdue_input" => engine::target_state::overdue_input, 1;
+        "_overdue_input" => process::target_state::overdue_input, 1;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;
         "_fit_coverage" => coverage::hook::fit, 1;

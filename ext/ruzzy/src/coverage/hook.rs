@@ -17,7 +17,7 @@ use crate::coverage::location::{self, Site};
 use crate::coverage::locator::{self, Locator};
 use crate::coverage::path_registry::{PathId, PathRegistry};
 use crate::coverage::sancov_8bit::{self, EdgeMap};
-use crate::engine::libfuzzer;
+use crate::process::libfuzzer;
 use crate::feedback::compare_sites::SiteId;
 use crate::rb::{self, value::Frame};
 use magnus::{rb_sys::AsRawValue, Error, RArray, RHash, Ruby, Value};
@@ -73,7 +73,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
-    if crate::engine::internal_error::panic_injected_at("coverage") {
+    if crate::process::internal_error::panic_injected_at("coverage") {
         rb::add_raw_event_hook(panicking_event, LINE_EVENT | BRANCH_EVENT);
     } else {
         rb::add_raw_event_hook(on_line_event, LINE_EVENT);
@@ -294,10 +294,10 @@ pub fn begin_input() {
 }
 
 /// The coverage hook of `RUZZY_INJECT_PANIC=coverage`
-/// ([`crate::engine::internal_error`]): panics on the first event while the target
+/// ([`crate::process::internal_error`]): panics on the first event while the target
 /// runs an input, where libFuzzer would save a crash.
 unsafe extern "C" fn panicking_event(_data: VALUE, _arg: *mut rb_trace_arg_t) {
-    if crate::engine::target_state::running_here() {
+    if crate::process::target_state::running_here() {
         panic!("RUZZY_INJECT_PANIC=coverage");
     }
 }

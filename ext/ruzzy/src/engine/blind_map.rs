@@ -8,7 +8,7 @@
 //! not in use, otherwise one relaxed store.
 
 use crate::coverage::sancov_8bit::EdgeMap;
-use crate::engine::libfuzzer::Engine;
+use crate::process::libfuzzer::Engine;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// The counter every input hits (null: no blind map).

@@ -16,10 +16,7 @@
 pub mod blind_map;
 pub mod callback;
 pub mod driver;
-pub mod internal_error;
-pub mod libfuzzer;
 pub mod memory_watch;
 pub mod run_limits;
 pub mod signals;
-pub mod target_state;
 pub mod value_profile_gate;

@@ -39,7 +39,7 @@
 //! where the process is about to die; handlers are installed once and
 //! never removed.
 
-use crate::engine::target_state;
+use crate::process::target_state;
 use crate::findings::ruby_backtrace;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
@@ -192,7 +192,7 @@ pub fn adopt_libfuzzer_handlers() {
 #[cold]
 fn adopt() {
     ADOPTED.store(true, Ordering::Relaxed);
-    let own = crate::engine::libfuzzer::get().is_libafl();
+    let own = crate::process::libfuzzer::get().is_libafl();
     OWN_FAULTS.store(own, Ordering::Relaxed);
     for (index, signal) in DEADLY.into_iter().enumerate() {
         if RUBY[index].get().is_some() || own {

@@ -99,7 +99,7 @@ extern "C" fn print_for_preload() -> c_int {
         crate::findings::reproduce::print();
         return 1;
     }
-    crate::engine::target_state::print_ruby_backtrace(
+    crate::process::target_state::print_ruby_backtrace(
         crate::findings::symbolize::BACKTRACE_HEADLINE,
         false,
     );
@@ -119,7 +119,7 @@ extern "C" fn report_starts() {
 /// process, and nothing when the target is not running on this thread.
 /// Async-signal-safe.
 pub fn print_in_report() {
-    crate::engine::target_state::print_ruby_backtrace(
+    crate::process::target_state::print_ruby_backtrace(
         crate::findings::symbolize::BACKTRACE_HEADLINE,
         true,
     );

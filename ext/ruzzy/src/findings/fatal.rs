@@ -16,7 +16,8 @@
 //! it, any other waits for the process to end; every report ends the
 //! process with `_exit`.
 
-use crate::engine::{run_limits, target_state};
+use crate::engine::run_limits;
+use crate::process::target_state;
 use crate::findings::ruby_backtrace::{write_stderr, write_stderr_fmt};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

@@ -7,7 +7,7 @@
 //! [`sanitizer_stack`] keeps AddressSanitizer's view of the stack true
 //! across Ruby exceptions.
 //!
-//! Uses [`crate::rb`], the engine's [`target_state`](crate::engine::target_state),
+//! Uses [`crate::rb`], the engine's [`target_state`](crate::process::target_state),
 //! and the coverage map (to describe ruzzy's PCs). Whatever runs in a signal
 //! handler here is async-signal-safe.
 

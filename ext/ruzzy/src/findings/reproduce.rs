@@ -13,7 +13,7 @@
 //! before the driver started, hashes the input on the stack and calls
 //! `write(2)`; it prints at most once per process.
 
-use crate::engine::target_state;
+use crate::process::target_state;
 use crate::findings::ruby_backtrace::{write_fd, write_stderr};
 use magnus::{Error, RArray, RString, TryConvert};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,11 +58,11 @@ pub fn configure(
 ) -> Result<(), Error> {
     // A sanitizer preload's own stack trace prints a token; LibAFL's
     // runtime prints none.
-    let engine = crate::engine::libfuzzer::get();
+    let engine = crate::process::libfuzzer::get();
     let sanitizer_token_follows = !engine.is_libafl()
         && matches!(
             engine.origin,
-            crate::engine::libfuzzer::Origin::Preloaded { .. }
+            crate::process::libfuzzer::Origin::Preloaded { .. }
         );
     crate::findings::frame_token::configure(
         &bytes(own_files),
@@ -249,7 +249,7 @@ pub fn mark_printed() {
 /// process is about to die. Under LibAFL's runtime, which has no death
 /// callback to write it, the input is written as `crash-<sha1>` here.
 extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
-    after_report(crate::engine::libfuzzer::get().is_libafl());
+    after_report(crate::process::libfuzzer::get().is_libafl());
 }
 
 /// UndefinedBehaviorSanitizer's death callback under LibAFL's runtime

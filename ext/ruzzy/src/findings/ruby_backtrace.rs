@@ -77,7 +77,7 @@ pub fn print_raw(headline: &str, in_report: bool) -> bool {
     // whose frames are live while it is stopped in this handler.
     // No Ruby code runs while the target is stopped here.
     let strings = unsafe { Frame::enter() };
-    let cut = crate::engine::target_state::fuzz_frame();
+    let cut = crate::process::target_state::fuzz_frame();
     let target = |frame: &interpreter_layout::StackFrame| cut == 0 || frame.cfp < cut;
     let own = |path: &[u8]| crate::findings::frame_token::own_file(path);
     let mut yours = 0;
@@ -130,13 +130,13 @@ pub fn print_raw(headline: &str, in_report: bool) -> bool {
 /// running.
 pub fn print_on_fuzzing_thread() {
     extern "C" fn answer(_signal: libc::c_int) {
-        crate::engine::target_state::print_ruby_backtrace(
+        crate::process::target_state::print_ruby_backtrace(
             crate::findings::symbolize::BACKTRACE_HEADLINE,
             false,
         );
         ANSWERED.store(true, Ordering::Release);
     }
-    let Some(thread) = crate::engine::target_state::fuzzing_thread_in_target() else {
+    let Some(thread) = crate::process::target_state::fuzzing_thread_in_target() else {
         return;
     };
     let signal = libc::SIGRTMIN() + 4;

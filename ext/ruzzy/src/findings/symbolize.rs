@@ -15,7 +15,7 @@
 
 use crate::coverage::hook;
 use crate::coverage::sancov_8bit::counter_of_pc;
-use crate::engine::target_state;
+use crate::process::target_state;
 use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
 
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn ruzzy_symbolize_pc(
         // SAFETY: by the caller's contract, NUL-terminated.
         unsafe { CStr::from_ptr(fmt) }.to_bytes()
     };
-    // A panic here ends the process as an internal error (engine/internal_error.rs).
+    // A panic here ends the process as an internal error (process/internal_error.rs).
     let written = format_pc(pc as usize, fmt, &mut buffer[..size - 1]);
     buffer[written] = 0;
 }
