@@ -113,7 +113,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_instrumented_path?" => coverage::hook::instrumented_path, 1;
         "_coverage_info" => coverage::hook::info, 0;
         "_reached" => coverage::hook::reached, 0;
-        "_executions" => engine::run_limits::executions, 0;
+        "_executions" => process::run_stats::executions, 0;
         "_rules_include?" => coverage::path_registry::rules_include, 3;
         "_counter_location" => coverage::hook::counter_location, 1;
         "_detector_report" => detectors::held_findings::report, 1;

@@ -17,9 +17,9 @@
 
 use crate::coverage::hook;
 use crate::detectors::held_findings;
-use crate::process::target_state;
 use crate::findings::report;
 use crate::findings::slow_inputs;
+use crate::process::target_state;
 use crate::rb;
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::c_int;

@@ -17,9 +17,9 @@
 
 use crate::coverage::hook;
 use crate::engine::{blind_map, callback, signals, value_profile_gate};
-use crate::process::{libfuzzer, target_state};
 use crate::error::tagged;
 use crate::input::{custom_mutator, structured};
+use crate::process::{libfuzzer, target_state};
 use magnus::{
     rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
 };

@@ -16,3 +16,4 @@ pub mod harness_guidance;
 pub mod numbers;
 pub mod recent_failures;
 pub mod regex_model;
+pub mod running_match;

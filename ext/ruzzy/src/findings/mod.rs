@@ -11,6 +11,9 @@
 //! and the coverage map (to describe ruzzy's PCs). Whatever runs in a signal
 //! handler here is async-signal-safe.
 
+/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
+pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+
 pub mod crash_frames;
 pub mod fatal;
 pub mod frame_token;

@@ -14,13 +14,11 @@
 //! `exception` outside a campaign) diverges; nothing here lets a Ruby exception escape (formatting and
 //! `ignored?` run under `rb_protect`).
 
+use crate::findings::FINDING;
 use crate::rb;
 use rb_sys::VALUE;
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
-
-/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
-pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
 
 /// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
 /// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
@@ -46,7 +44,7 @@ pub fn exit_finding() -> i32 {
 /// written).
 fn end_with_finding() -> ! {
     if crate::process::libfuzzer::get().is_libafl() {
-        crate::engine::run_limits::print_final_stats();
+        crate::process::run_stats::print_final_stats();
         let _ = std::io::stderr().flush();
         // SAFETY: _exit ends the process at once; the report is printed and
         // the artifact written.

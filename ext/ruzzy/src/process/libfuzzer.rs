@@ -202,20 +202,6 @@ impl Engine {
             }
         }
     }
-
-    /// Registers the Ruby edge map with this libFuzzer.
-    pub fn register_coverage(&self, map: &crate::coverage::sancov_8bit::EdgeMap) {
-        let counters = map.counters.as_ptr() as *mut u8;
-        let pcs = map.pcs.as_ptr() as *const usize;
-        // SAFETY: both tables live for the rest of the process (the map is
-        // never freed) and have at least map.len() entries each (libFuzzer
-        // requires the same count); they are registered once, before the
-        // driver starts, and map.len() never changes afterwards.
-        unsafe {
-            (self.counters_init)(counters, counters.add(map.len()));
-            (self.pcs_init)(pcs, pcs.add(map.len() * 2));
-        }
-    }
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();

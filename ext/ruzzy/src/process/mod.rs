@@ -3,4 +3,6 @@
 
 pub mod internal_error;
 pub mod libfuzzer;
+pub mod output;
+pub mod run_stats;
 pub mod target_state;
