@@ -4,6 +4,8 @@
 //!
 //! Invariant: the trace functions report only Fixnum operands (as 0.8 did),
 //! from the Ruby call site that called them, and allocate nothing.
+//!
+//! May use: crate::coverage, crate::feedback, crate::process, crate::rb.
 
 use crate::feedback::compare_sites::{self, SiteId};
 use crate::process::libfuzzer;

@@ -14,8 +14,13 @@
 //! - [`error`] and [`compat`]: exceptions by their Ruby tags, Ruzzy 0.8's
 //!   functions.
 //!
+//! - [`process`]: what every subsystem reads about the process (the chosen
+//!   libFuzzer, the target's state, the run's statistics, signal-safe output).
+//!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
+//!
+//! May use: crate::compat, crate::coverage, crate::detectors, crate::engine, crate::error, crate::feedback, crate::findings, crate::input, crate::process, crate::rb.
 
 // libFuzzer's static archive is only linked when something names the crate.
 use libfuzzer_sys as _;

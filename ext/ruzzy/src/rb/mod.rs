@@ -20,6 +20,11 @@
 //! Invariant: every function here is called on the thread that holds the
 //! GVL (the thread that called `Ruzzy.fuzz`), except the async-signal-safe
 //! [`run_at_safe_point`] and [`dl`].
+//!
+//! The bottom of the crate with [`crate::error`], whose exceptions a method
+//! definition's failure becomes.
+//!
+//! May use: crate::error.
 
 pub mod dl;
 pub mod interpreter_layout;
