@@ -141,7 +141,7 @@ pub enum Kind {
     LibFuzzer,
     /// LibAFL's libFuzzer-compatible runtime (`libafl_libfuzzer`): ruzzy
     /// writes the artifacts of Ruby findings, ends runs and chooses the
-    /// exit status itself (see [`crate::engine::run_limits`]).
+    /// exit status itself (see `engine::run_limits`).
     LibAfl,
 }
 
