@@ -11,7 +11,8 @@
 //! Ruby backtrace, the artifact), the subsystem that makes the report reads
 //! this state, never the other way round. Invariants: everything read per
 //! input or in a signal handler is an atomic or set once before fuzzing;
-//! nothing here allocates after start-up.
+//! nothing here allocates after start-up but a panic's report, which ends
+//! the process.
 //!
 //! May use: crate::rb.
 
