@@ -4,9 +4,11 @@
 //!
 //! Invariant: the trace functions report only Fixnum operands (as 0.8 did),
 //! from the Ruby call site that called them, and allocate nothing.
+//!
+//! May use: crate::coverage, crate::feedback, crate::process, crate::rb.
 
-use crate::engine::libfuzzer;
 use crate::feedback::compare_sites::{self, SiteId};
+use crate::process::libfuzzer;
 use crate::rb::value::Frame;
 use magnus::{Fixnum, Value};
 
@@ -28,7 +30,7 @@ pub fn trace_cmp8(a: Value, b: Value) {
         let frame = unsafe { Frame::enter() };
         // An explicit report counts even from code that is not instrumented.
         let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
-        crate::coverage::hook::reach_compare_site(site);
+        crate::coverage::hook::reach_compare_site(site.location());
         compare_sites::cmp8(site, a, b);
     }
 }
@@ -40,7 +42,7 @@ pub fn trace_div8(divisor: Value) {
         let frame = unsafe { Frame::enter() };
         // An explicit report counts even from code that is not instrumented.
         let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
-        crate::coverage::hook::reach_compare_site(site);
+        crate::coverage::hook::reach_compare_site(site.location());
         compare_sites::div8(site, divisor);
     }
 }

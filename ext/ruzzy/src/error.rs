@@ -7,6 +7,8 @@
 //! (`lib/ruzzy/error.rb`), so one place decides which standard class is
 //! raised and how it is tagged. Should the tag be missing (the Ruby side was
 //! not loaded), the standard class is raised untagged rather than failing.
+//!
+//! May use: nothing.
 
 use magnus::{prelude::*, rb_sys::FromRawValue, Error, Exception, RModule, Ruby, Value};
 

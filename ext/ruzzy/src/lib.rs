@@ -14,8 +14,13 @@
 //! - [`error`] and [`compat`]: exceptions by their Ruby tags, Ruzzy 0.8's
 //!   functions.
 //!
+//! - [`process`]: what every subsystem reads about the process (the chosen
+//!   libFuzzer, the target's state, the run's statistics, signal-safe output).
+//!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
+//!
+//! May use: crate::compat, crate::coverage, crate::detectors, crate::engine, crate::error, crate::feedback, crate::findings, crate::input, crate::process, crate::rb.
 
 // libFuzzer's static archive is only linked when something names the crate.
 use libfuzzer_sys as _;
@@ -28,6 +33,7 @@ mod error;
 mod feedback;
 mod findings;
 mod input;
+mod process;
 mod rb;
 
 use magnus::{function, prelude::*, Error, Ruby};
@@ -63,7 +69,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     findings::reproduce::register_with_preload();
     coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
-    engine::internal_error::install(ruzzy)?;
+    process::internal_error::install(ruzzy)?;
     findings::report::configure(ruzzy)?;
     findings::fatal::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
@@ -103,7 +109,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_regexp_words" => feedback::compare_hooks::regexp::regexp_words, 1;
         "_asan_present?" => findings::sanitizer_stack::asan_present, 0;
         "_configure_reproduction" => findings::reproduce::configure, 7;
-        "_overdue_input" => engine::target_state::overdue_input, 1;
+        "_overdue_input" => process::target_state::overdue_input, 1;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
         "_start_coverage" => coverage::hook::start, 3;
         "_fit_coverage" => coverage::hook::fit, 1;
@@ -112,7 +118,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_instrumented_path?" => coverage::hook::instrumented_path, 1;
         "_coverage_info" => coverage::hook::info, 0;
         "_reached" => coverage::hook::reached, 0;
-        "_executions" => engine::run_limits::executions, 0;
+        "_executions" => process::run_stats::executions, 0;
         "_rules_include?" => coverage::path_registry::rules_include, 3;
         "_counter_location" => coverage::hook::counter_location, 1;
         "_detector_report" => detectors::held_findings::report, 1;

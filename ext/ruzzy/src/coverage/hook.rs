@@ -17,8 +17,7 @@ use crate::coverage::location::{self, Site};
 use crate::coverage::locator::{self, Locator};
 use crate::coverage::path_registry::{PathId, PathRegistry};
 use crate::coverage::sancov_8bit::{self, EdgeMap};
-use crate::engine::libfuzzer;
-use crate::feedback::compare_sites::SiteId;
+use crate::process::libfuzzer;
 use crate::rb::{self, value::Frame};
 use magnus::{rb_sys::AsRawValue, Error, RArray, RHash, Ruby, Value};
 use rb_sys::{rb_trace_arg_t, VALUE};
@@ -73,7 +72,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
-    if crate::engine::internal_error::panic_injected_at("coverage") {
+    if crate::process::internal_error::panic_injected_at("coverage") {
         rb::add_raw_event_hook(panicking_event, LINE_EVENT | BRANCH_EVENT);
     } else {
         rb::add_raw_event_hook(on_line_event, LINE_EVENT);
@@ -106,7 +105,7 @@ pub fn register() -> bool {
         return false;
     };
     if !coverage.registered.swap(true, Ordering::SeqCst) {
-        libfuzzer::get().register_coverage(&coverage.map);
+        coverage.map.register_with(libfuzzer::get());
     }
     true
 }
@@ -146,13 +145,9 @@ pub fn stop_ruby_branch_counter(ractor: Value) -> bool {
     let Some(func) = theirs.filter(|_| read && found_ours && others == 1) else {
         return false;
     };
-    // SAFETY: `func` is the function of a live event hook (an
-    // `rb_event_hook_func_t`, as Ruby registered it); removing a hook by
-    // its function is public API.
-    unsafe {
-        let func: rb_sys::rb_event_hook_func_t = std::mem::transmute(func);
-        rb_sys::rb_remove_event_hook(func) > 0
-    }
+    // SAFETY: `func` is the function of a live event hook, as Ruby
+    // registered it.
+    unsafe { rb::remove_event_hook(func) }
 }
 
 /// `Ruzzy::Native._instrumented_path?(path)`: whether the include and exclude
@@ -248,13 +243,15 @@ fn into_bytes(patterns: Vec<String>) -> Vec<Vec<u8>> {
 /// location.
 const COMPARE_SITE_SALT: u64 = 0x5bd1_e995_c0ff_ee00;
 
-/// Counts a comparison site of instrumented code as covered. Ruby's
-/// coverage has no branches for `&&` and `||`, so `a == 1 && b == 2` is one
-/// branch; counting each comparison site that runs makes passing the first
-/// comparison new coverage, and the fuzzer keeps the input that did.
+/// Counts a comparison site of instrumented code (its location, as
+/// `feedback::compare_sites::SiteId::location` has it; None: not located)
+/// as covered. Ruby's coverage has no branches for `&&` and `||`, so
+/// `a == 1 && b == 2` is one branch; counting each comparison site that
+/// runs makes passing the first comparison new coverage, and the fuzzer
+/// keeps the input that did.
 #[inline(always)]
-pub fn reach_compare_site(site: SiteId) {
-    if let (Some(coverage), Some(location)) = (get(), site.location()) {
+pub fn reach_compare_site(location: Option<u64>) {
+    if let (Some(coverage), Some(location)) = (get(), location) {
         coverage.map.touch(location ^ COMPARE_SITE_SALT);
     }
 }
@@ -294,10 +291,10 @@ pub fn begin_input() {
 }
 
 /// The coverage hook of `RUZZY_INJECT_PANIC=coverage`
-/// ([`crate::engine::internal_error`]): panics on the first event while the target
+/// ([`crate::process::internal_error`]): panics on the first event while the target
 /// runs an input, where libFuzzer would save a crash.
 unsafe extern "C" fn panicking_event(_data: VALUE, _arg: *mut rb_trace_arg_t) {
-    if crate::engine::target_state::running_here() {
+    if crate::process::target_state::running_here() {
         panic!("RUZZY_INJECT_PANIC=coverage");
     }
 }

@@ -4,9 +4,12 @@
 //! event [`hook`]. [`layout_probe`] lets the tests check what the locator
 //! reads from the interpreter.
 //!
-//! Uses [`crate::rb`] for the interpreter, [`crate::engine`] only to register
-//! the map with the chosen libFuzzer; the comparison feedback uses the
-//! locator and counts its call sites here.
+//! Uses the interpreter ([`crate::rb`]) and the process's libFuzzer, with
+//! which the map is registered, and what the target is doing
+//! ([`crate::process`]); the comparison feedback above uses the locator
+//! and counts its call sites here.
+//!
+//! May use: crate::process, crate::rb.
 
 pub mod hook;
 pub mod iseq_cache;

@@ -24,6 +24,7 @@
 //! depend on thread switches.
 
 use crate::coverage::path_registry::PathId;
+use crate::process::libfuzzer::Engine;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -118,6 +119,20 @@ impl EdgeMap {
     /// Counters in use.
     pub fn len(&self) -> usize {
         self.mask.load(Ordering::Relaxed) as usize + 1
+    }
+
+    /// Registers the counters in use and their PCs with `engine`.
+    pub fn register_with(&self, engine: &Engine) {
+        let counters = self.counters.as_ptr() as *mut u8;
+        let pcs = self.pcs.as_ptr() as *const usize;
+        // SAFETY: both tables live for the rest of the process (the map is
+        // never freed) and have at least self.len() entries each (libFuzzer
+        // requires the same count); they are registered once, before the
+        // driver starts, and self.len() never changes afterwards.
+        unsafe {
+            (engine.counters_init)(counters, counters.add(self.len()));
+            (engine.pcs_init)(pcs, pcs.add(self.len() * 2));
+        }
     }
 
     /// Uses only the first `size` counters (a power of two, at most the

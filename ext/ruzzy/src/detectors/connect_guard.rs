@@ -157,8 +157,7 @@ impl Destination {
 /// how many call sites were redirected, or nil where the backstop cannot
 /// work (an architecture whose relocations are not known).
 pub fn guard() -> Option<usize> {
-    // SAFETY: reading a global variable with the GVL held.
-    let features = unsafe { rb_sys::rb_gv_get(c"$LOADED_FEATURES".as_ptr()) };
+    let features = rb::global_variable(c"$LOADED_FEATURES");
     FEATURES_SEEN.store(
         rb::value::array_len(features).unwrap_or(0),
         Ordering::Relaxed,

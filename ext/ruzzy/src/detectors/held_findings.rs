@@ -8,9 +8,9 @@
 //!
 //! ReDoS, on Rubies with `Regexp.timeout`: a raw raise event hook keeps the
 //! first `Regexp::TimeoutError` of the input and the pattern the hooked
-//! match was running ([`matching`]); after the input, Ruby
+//! match was running ([`running_match`](crate::feedback::running_match)); after the input, Ruby
 //! (`Ruzzy::Detectors::ReDoS.timed_out`) turns them into the finding. On
-//! Rubies without it, [`matching`] numbers each hooked match, and a
+//! Rubies without it, the hooks number each match they run, and a
 //! watchdog Ruby thread, asking [`running_match`] a few times a second,
 //! sees when one match has run past the budget (it then raises into the
 //! matching thread, which Ruby lets it do at the interrupt checks inside
@@ -29,15 +29,14 @@
 //! looked up is steered to the canary.
 //!
 //! Invariants: the held values are GC-registered globals, written and read
-//! only with the GVL; nothing here allocates unless a finding is made
-//! (`MATCHING` is read only while the match that set it runs: every raise
-//! and every input's end clear it); a Ruby exception never escapes (Ruby
-//! calls run under [`rb::protect`]).
+//! only with the GVL; nothing here allocates unless a finding is made; a
+//! Ruby exception never escapes (Ruby calls run under [`rb::protect`]).
 
+use crate::feedback::running_match;
 use crate::rb;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use rb_sys::{rb_trace_arg_t, VALUE};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// The first finding a detector reported during this input (nil: none).
@@ -46,15 +45,8 @@ static PENDING: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 static TIMEOUT_ERROR: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
 /// The pattern whose match raised it (nil: not known).
 static TIMEOUT_PATTERN: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
-/// The pattern of the hooked match running now (0: none).
-static MATCHING: AtomicUsize = AtomicUsize::new(0);
 /// `Regexp::TimeoutError` once timeouts are watched (0: not watched).
 static TIMEOUT_CLASS: AtomicUsize = AtomicUsize::new(0);
-/// How many hooked matches have started (counted on Rubies without
-/// Regexp.timeout only, where the watchdog needs it).
-static MATCHES_STARTED: AtomicU64 = AtomicU64::new(0);
-/// Whether matches are counted.
-static COUNTING: AtomicBool = AtomicBool::new(false);
 
 /// `RegexpError` once pattern errors are watched (0: not watched).
 static PATTERN_ERROR_CLASS: AtomicUsize = AtomicUsize::new(0);
@@ -125,8 +117,8 @@ fn watch_raises() {
 /// for the watchdog (Rubies without Regexp.timeout).
 pub fn time_regexp_matches() {
     register_globals();
-    COUNTING.store(true, Ordering::Relaxed);
-    // Only to clear MATCHING when a match leaves by raising.
+    running_match::count_matches();
+    // Only to clear the running match when it leaves by raising.
     watch_raises();
 }
 
@@ -134,15 +126,12 @@ pub fn time_regexp_matches() {
 /// and its number (the same number on a later call: the same match is
 /// still running), or nil when none runs.
 pub fn running_match() -> Option<(magnus::Value, u64)> {
-    let pattern = MATCHING.load(Ordering::Relaxed);
-    if pattern == 0 {
-        return None;
-    }
-    // SAFETY: MATCHING holds the pattern of a match still on the stack of
-    // the thread that ran it (a match restores it when it returns, a raise
-    // or the input's end clears it).
-    let pattern = unsafe { magnus::Value::from_raw(pattern as VALUE) };
-    Some((pattern, MATCHES_STARTED.load(Ordering::Relaxed)))
+    let (pattern, number) = running_match::current()?;
+    // SAFETY: the running match's pattern is on the stack of the thread
+    // that runs it (a match restores it when it returns, a raise or the
+    // input's end clears it).
+    let pattern = unsafe { magnus::Value::from_raw(pattern) };
+    Some((pattern, number))
 }
 
 /// `Ruzzy::Native._guide_missing_names(canary)`: from now on a NameError's name
@@ -175,7 +164,7 @@ fn guide_missing_name(error: VALUE) {
 }
 
 unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
-    let pattern = MATCHING.swap(0, Ordering::Relaxed);
+    let pattern = running_match::take();
     // SAFETY: a raise event's trace argument; reading the exception
     // allocates nothing and never raises.
     let error = unsafe { rb::trace_raised_exception(trace) };
@@ -191,12 +180,7 @@ unsafe extern "C" fn on_raise(_data: VALUE, trace: *mut rb_trace_arg_t) {
         return;
     }
     TIMEOUT_ERROR.store(error as usize, Ordering::Relaxed);
-    let pattern = if pattern == 0 {
-        rb::QNIL as usize
-    } else {
-        pattern
-    };
-    TIMEOUT_PATTERN.store(pattern, Ordering::Relaxed);
+    TIMEOUT_PATTERN.store(pattern.unwrap_or(rb::QNIL) as usize, Ordering::Relaxed);
 }
 
 /// Holds `error` in `held` if it is the input's first of the class in
@@ -211,24 +195,10 @@ fn hold_first(class: &AtomicUsize, held: &AtomicUsize, error: VALUE) {
     }
 }
 
-/// Runs `super_call` (a hooked match of `pattern`) as the running match.
-#[inline(always)]
-pub fn matching<R>(pattern: VALUE, super_call: impl FnOnce() -> R) -> R {
-    let outer = MATCHING.swap(pattern as usize, Ordering::Relaxed);
-    if COUNTING.load(Ordering::Relaxed) {
-        // Only ever written with the GVL held: no atomic read-modify-write.
-        let started = MATCHES_STARTED.load(Ordering::Relaxed);
-        MATCHES_STARTED.store(started.wrapping_add(1), Ordering::Relaxed);
-    }
-    let result = super_call();
-    MATCHING.store(outer, Ordering::Relaxed);
-    result
-}
-
 /// Takes what the detectors found during the input that just ended: the
 /// finding to report, or None. Clears everything held.
 pub fn take() -> Option<VALUE> {
-    MATCHING.store(0, Ordering::Relaxed);
+    running_match::clear();
     let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let pattern = TIMEOUT_PATTERN.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;

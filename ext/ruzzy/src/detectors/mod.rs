@@ -6,7 +6,10 @@
 //! C code's network connections pass [`connect_guard`] (through
 //! [`got_patch`]), the SSRF detector's backstop.
 //!
-//! Uses [`crate::feedback`]'s comparison sites and [`crate::rb`].
+//! Uses [`crate::feedback`]'s comparison sites and running match, and
+//! [`crate::rb`].
+//!
+//! May use: crate::coverage, crate::feedback, crate::process, crate::rb.
 
 pub mod connect_guard;
 pub mod got_patch;

@@ -8,7 +8,7 @@
 //! not in use, otherwise one relaxed store.
 
 use crate::coverage::sancov_8bit::EdgeMap;
-use crate::engine::libfuzzer::Engine;
+use crate::process::libfuzzer::Engine;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// The counter every input hits (null: no blind map).
@@ -17,7 +17,7 @@ static COUNTER: AtomicPtr<AtomicU8> = AtomicPtr::new(std::ptr::null_mut());
 /// Registers the blind map with `engine`.
 pub fn register(engine: &Engine) {
     let map: &'static EdgeMap = Box::leak(Box::new(EdgeMap::new(64)));
-    engine.register_coverage(map);
+    map.register_with(engine);
     COUNTER.store(
         std::ptr::from_ref(&map.counters[0]).cast_mut(),
         Ordering::Relaxed,

@@ -11,15 +11,15 @@
 //!   handed to [`crate::findings::report`], which ends the process, or in
 //!   a campaign records the finding and rejects the input;
 //! - a Rust panic never crosses into libFuzzer or Ruby: the panic hook of
-//!   [`crate::engine::internal_error`] ends the process before any unwinding;
+//!   [`crate::process::internal_error`] ends the process before any unwinding;
 //! - the target is registered with the GC as a global (pinned, so
 //!   `GC.compact` never moves it) before the first call.
 
 use crate::coverage::hook;
 use crate::detectors::held_findings;
-use crate::engine::target_state;
 use crate::findings::report;
 use crate::findings::slow_inputs;
+use crate::process::target_state;
 use crate::rb;
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::c_int;

@@ -7,7 +7,7 @@
 //! name, custom mutators with a preloaded libFuzzer), wires the pieces that
 //! run per input (target, custom mutators, timeout state, signal handlers,
 //! coverage registration), prints the engine's `INFO:` lines, and calls
-//! `LLVMFuzzerRunDriver` of the chosen [`crate::engine::libfuzzer`].
+//! `LLVMFuzzerRunDriver` of the chosen [`crate::process::libfuzzer`].
 //!
 //! Invariants:
 //! - the driver starts at most once per process (libFuzzer cannot run twice);
@@ -16,9 +16,10 @@
 //! - nothing here runs per input (see [`crate::engine::callback`]).
 
 use crate::coverage::hook;
-use crate::engine::{blind_map, callback, libfuzzer, signals, target_state, value_profile_gate};
+use crate::engine::{blind_map, callback, signals, value_profile_gate};
 use crate::error::tagged;
 use crate::input::{custom_mutator, structured};
+use crate::process::{libfuzzer, target_state};
 use magnus::{
     rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
 };

@@ -39,8 +39,8 @@
 //! where the process is about to die; handlers are installed once and
 //! never removed.
 
-use crate::engine::target_state;
 use crate::findings::ruby_backtrace;
+use crate::process::target_state;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -192,7 +192,7 @@ pub fn adopt_libfuzzer_handlers() {
 #[cold]
 fn adopt() {
     ADOPTED.store(true, Ordering::Relaxed);
-    let own = crate::engine::libfuzzer::get().is_libafl();
+    let own = crate::process::libfuzzer::get().is_libafl();
     OWN_FAULTS.store(own, Ordering::Relaxed);
     for (index, signal) in DEADLY.into_iter().enumerate() {
         if RUBY[index].get().is_some() || own {
@@ -317,7 +317,7 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
             return;
         }
         // The grace period is over (or no job could be registered).
-        target_state::print_ruby_backtrace(TIMEOUT_RAW_HEADLINE, false);
+        ruby_backtrace::print_once(TIMEOUT_RAW_HEADLINE, false);
         if OWN_FAULTS.load(Ordering::Relaxed) {
             crate::findings::fatal::timeout();
         }

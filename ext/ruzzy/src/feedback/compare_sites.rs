@@ -19,7 +19,7 @@
 
 use crate::coverage::location::{self, mix};
 use crate::coverage::locator;
-use crate::engine::libfuzzer;
+use crate::process::libfuzzer;
 use crate::rb::value::Frame;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;

@@ -5,10 +5,14 @@
 //! per Ruby call site), [`numbers`] (numbers spelt in the input's text) and
 //! [`regex_model`] (what a Regexp would have matched; [`recent_failures`]
 //! says which failed matches are worth modelling). [`harness_guidance`]
-//! is the same feedback given by the harness itself.
+//! is the same feedback given by the harness itself. [`running_match`]
+//! says which hooked regular-expression match runs, for the ReDoS detector.
 //!
 //! Uses [`crate::coverage`] to locate call sites, [`crate::rb`] to read the
-//! operands; the hooks allocate nothing and take no lock.
+//! operands, the process's libFuzzer ([`crate::process`]) to report them;
+//! the hooks allocate nothing and take no lock.
+//!
+//! May use: crate::coverage, crate::process, crate::rb.
 
 pub mod compare_hooks;
 pub mod compare_sites;
@@ -16,3 +20,4 @@ pub mod harness_guidance;
 pub mod numbers;
 pub mod recent_failures;
 pub mod regex_model;
+pub mod running_match;

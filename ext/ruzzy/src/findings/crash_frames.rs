@@ -21,8 +21,9 @@
 //! buffer and calls `write(2)`. [`keep`] runs once, on the fuzzing thread,
 //! before the abort; the buffer is never written again.
 
-use crate::findings::report::FINDING;
-use crate::findings::ruby_backtrace::write_stderr;
+use crate::findings::ruby_backtrace::{self, BACKTRACE_HEADLINE};
+use crate::findings::FINDING;
+use crate::process::output::write_stderr;
 use crate::rb::{self, dl, value::Frame};
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
@@ -99,10 +100,7 @@ extern "C" fn print_for_preload() -> c_int {
         crate::findings::reproduce::print();
         return 1;
     }
-    crate::engine::target_state::print_ruby_backtrace(
-        crate::findings::symbolize::BACKTRACE_HEADLINE,
-        false,
-    );
+    ruby_backtrace::print_once(BACKTRACE_HEADLINE, false);
     crate::findings::reproduce::print();
     0
 }
@@ -111,18 +109,7 @@ extern "C" fn print_for_preload() -> c_int {
 /// a preload built by ruzzy): the Ruby backtrace of the fuzz target goes
 /// above it. Async-signal-safe.
 extern "C" fn report_starts() {
-    print_in_report();
-}
-
-/// The Ruby backtrace of the fuzz target, inside a sanitizer's report
-/// (which prints the finding's `DEDUP_TOKEN:` line itself); once per
-/// process, and nothing when the target is not running on this thread.
-/// Async-signal-safe.
-pub fn print_in_report() {
-    crate::engine::target_state::print_ruby_backtrace(
-        crate::findings::symbolize::BACKTRACE_HEADLINE,
-        true,
-    );
+    ruby_backtrace::print_in_report();
 }
 
 /// Hands [`print_for_preload`] to a sanitizer preload built by ruzzy, whose
@@ -147,38 +134,6 @@ pub fn register_with_preload() {
         // SAFETY: as above.
         unsafe { set(report_starts) };
     }
-}
-
-/// Tells a sanitizer preload built by ruzzy, whose libFuzzer prints the
-/// native stack of a crash or hang in C code from the interrupted frame,
-/// which code is the runtime's (never named in a `DEDUP_TOKEN:`): ruzzy's
-/// extension, the Ruby interpreter, libc (the preload adds itself); how
-/// many frames a token holds; and that the token of the Ruby frames
-/// ([`crate::findings::frame_token::print_kept`]) stands in when none of
-/// the native frames is the target's. Called once, before fuzzing.
-pub fn register_native_stack(frames: usize) {
-    type SetNativeStack =
-        unsafe extern "C" fn(*const *const std::ffi::c_void, c_int, c_int, extern "C" fn());
-    let Some(set) = dl::lookup(c"ruzzy_preload_set_native_stack") else {
-        return;
-    };
-    let runtime: [*const std::ffi::c_void; 3] = [
-        print_for_preload as *const std::ffi::c_void,
-        rb_sys::rb_protect as *const std::ffi::c_void,
-        libc::getpid as *const std::ffi::c_void,
-    ];
-    // SAFETY: the preload defines this symbol with exactly this signature
-    // (preload_frames.c); it reads the addresses during the call.
-    let set: SetNativeStack = unsafe { std::mem::transmute(set) };
-    // SAFETY: as above; the function pointer lives as long as the process.
-    unsafe {
-        set(
-            runtime.as_ptr(),
-            runtime.len() as c_int,
-            frames as c_int,
-            crate::findings::frame_token::print_kept,
-        )
-    };
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@
 //! it, any other waits for the process to end; every report ends the
 //! process with `_exit`.
 
-use crate::engine::{run_limits, target_state};
-use crate::findings::ruby_backtrace::{write_stderr, write_stderr_fmt};
+use crate::process::output::{write_stderr, write_stderr_fmt};
+use crate::process::{run_stats, target_state};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// `Ruzzy::EXIT_TIMEOUT` and `Ruzzy::EXIT_OUT_OF_MEMORY`, read when the
@@ -105,7 +105,7 @@ fn end(kind: &[u8], summary: &str, status: i32) -> ! {
     write_stderr(b"SUMMARY: libFuzzer: ");
     write_stderr(summary.as_bytes());
     write_stderr(b"\n");
-    run_limits::print_final_stats();
+    run_stats::print_final_stats();
     // SAFETY: _exit ends the process at once; the report is complete.
     unsafe { libc::_exit(status) }
 }

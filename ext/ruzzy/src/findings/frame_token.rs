@@ -22,8 +22,10 @@
 //! written once per process (one report), before it is read. The
 //! configuration is set once, before fuzzing starts.
 
-use crate::findings::ruby_backtrace::write_stderr;
+use crate::process::output::write_stderr;
+use crate::rb::dl;
 use std::cell::UnsafeCell;
+use std::ffi::{c_int, c_void};
 use std::io::{Cursor, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -68,6 +70,38 @@ pub fn configure(own_files: &[u8], sanitizer_token_follows: bool, frames: usize)
     let _ = OWN_FILES.set(own_files.into());
     FRAMES.store(frames.clamp(1, MAX_FRAMES), Ordering::Relaxed);
     SANITIZER_TOKEN_FOLLOWS.store(sanitizer_token_follows, Ordering::Relaxed);
+}
+
+/// Tells a sanitizer preload built by ruzzy, whose libFuzzer prints the
+/// native stack of a crash or hang in C code from the interrupted frame,
+/// which code is the runtime's (never named in a `DEDUP_TOKEN:`): ruzzy's
+/// extension, the Ruby interpreter, libc (the preload adds itself); how
+/// many frames a token holds ([`frames`]); and that the token of the Ruby
+/// frames ([`print_kept`]) stands in when none of the native frames is the
+/// target's. Called once, before fuzzing, after [`configure`].
+pub fn register_native_stack() {
+    type SetNativeStack = unsafe extern "C" fn(*const *const c_void, c_int, c_int, extern "C" fn());
+    let Some(set) = dl::lookup(c"ruzzy_preload_set_native_stack") else {
+        return;
+    };
+    // One address in each: ruzzy's extension, the interpreter, libc.
+    let runtime: [*const c_void; 3] = [
+        print_kept as *const c_void,
+        dl::interpreter_code(),
+        libc::getpid as *const c_void,
+    ];
+    // SAFETY: the preload defines this symbol with exactly this signature
+    // (preload_frames.c); it reads the addresses during the call.
+    let set: SetNativeStack = unsafe { std::mem::transmute(set) };
+    // SAFETY: as above; the function pointer lives as long as the process.
+    unsafe {
+        set(
+            runtime.as_ptr(),
+            runtime.len() as c_int,
+            frames() as c_int,
+            print_kept,
+        )
+    };
 }
 
 /// The innermost fuzz-target frames seen so far, fed outermost first.

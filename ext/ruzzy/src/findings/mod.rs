@@ -7,9 +7,14 @@
 //! [`sanitizer_stack`] keeps AddressSanitizer's view of the stack true
 //! across Ruby exceptions.
 //!
-//! Uses [`crate::rb`], the engine's [`target_state`](crate::engine::target_state),
-//! and the coverage map (to describe ruzzy's PCs). Whatever runs in a signal
-//! handler here is async-signal-safe.
+//! Uses [`crate::rb`], the process's state and signal-safe output
+//! ([`crate::process`]), and the coverage map (to describe ruzzy's PCs).
+//! Whatever runs in a signal handler here is async-signal-safe.
+//!
+//! May use: crate::coverage, crate::process, crate::rb.
+
+/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
+pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
 
 pub mod crash_frames;
 pub mod fatal;

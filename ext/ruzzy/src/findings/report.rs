@@ -14,13 +14,11 @@
 //! `exception` outside a campaign) diverges; nothing here lets a Ruby exception escape (formatting and
 //! `ignored?` run under `rb_protect`).
 
+use crate::findings::FINDING;
 use crate::rb;
 use rb_sys::VALUE;
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
-
-/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
-pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
 
 /// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
 /// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
@@ -45,8 +43,8 @@ pub fn exit_finding() -> i32 {
 /// under LibAFL's runtime the finding's exit status (the artifact is
 /// written).
 fn end_with_finding() -> ! {
-    if crate::engine::libfuzzer::get().is_libafl() {
-        crate::engine::run_limits::print_final_stats();
+    if crate::process::libfuzzer::get().is_libafl() {
+        crate::process::run_stats::print_final_stats();
         let _ = std::io::stderr().flush();
         // SAFETY: _exit ends the process at once; the report is printed and
         // the artifact written.
@@ -66,14 +64,14 @@ fn exit_usage() -> ! {
 /// the finding and answers nil: the input is rejected (-1) and fuzzing goes
 /// on. Otherwise the process aborts.
 pub fn exception(error: VALUE, input: &[u8]) -> std::ffi::c_int {
-    crate::engine::target_state::mark_reported();
+    crate::process::target_state::mark_reported();
     let described = rb::protect(|ruby| {
         let input = ruby.binary_string(input);
         ruby.call_class_method(FINDING, "report_exception", &[error, input])
     });
     match described {
         Ok(rb::QNIL) => {
-            crate::engine::target_state::clear_reported();
+            crate::process::target_state::clear_reported();
             return -1;
         }
         Ok(frames) => {
@@ -103,7 +101,7 @@ pub fn flush_findings_at_exit() {
 /// when the process ends while libFuzzer runs on the fuzzing thread: then
 /// the interpreter is still whole and this thread holds the GVL.
 pub(crate) extern "C" fn flush_at_exit() {
-    if crate::engine::target_state::driver_running_here() {
+    if crate::process::target_state::driver_running_here() {
         let _ = rb::protect(|ruby| ruby.call_class_method(FINDING, "flush", &[]));
     }
 }
@@ -126,7 +124,7 @@ pub fn bad_return(value: VALUE) -> ! {
 /// returned it instead of a String): a harness bug, reported like a bad
 /// return value of the target.
 pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
-    crate::engine::target_state::mark_reported();
+    crate::process::target_state::mark_reported();
     let reported = rb::protect(|ruby| {
         let args = [ruby.utf8_string(name), ruby.utf8_string(what), value];
         ruby.call_class_method(FINDING, "report_harness_error", &args)

@@ -13,8 +13,8 @@
 //! before the driver started, hashes the input on the stack and calls
 //! `write(2)`; it prints at most once per process.
 
-use crate::engine::target_state;
-use crate::findings::ruby_backtrace::{write_fd, write_stderr};
+use crate::process::output::{write_fd, write_stderr};
+use crate::process::target_state;
 use magnus::{Error, RArray, RString, TryConvert};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -58,18 +58,18 @@ pub fn configure(
 ) -> Result<(), Error> {
     // A sanitizer preload's own stack trace prints a token; LibAFL's
     // runtime prints none.
-    let engine = crate::engine::libfuzzer::get();
+    let engine = crate::process::libfuzzer::get();
     let sanitizer_token_follows = !engine.is_libafl()
         && matches!(
             engine.origin,
-            crate::engine::libfuzzer::Origin::Preloaded { .. }
+            crate::process::libfuzzer::Origin::Preloaded { .. }
         );
     crate::findings::frame_token::configure(
         &bytes(own_files),
         sanitizer_token_follows,
         dedup_frames,
     );
-    crate::findings::crash_frames::register_native_stack(crate::findings::frame_token::frames());
+    crate::findings::frame_token::register_native_stack();
     let mut inputs = Vec::with_capacity(files.len());
     for pair in files {
         let pair = RArray::try_convert(pair)?;
@@ -249,7 +249,7 @@ pub fn mark_printed() {
 /// process is about to die. Under LibAFL's runtime, which has no death
 /// callback to write it, the input is written as `crash-<sha1>` here.
 extern "C" fn after_asan_report(_report: *const std::ffi::c_char) {
-    after_report(crate::engine::libfuzzer::get().is_libafl());
+    after_report(crate::process::libfuzzer::get().is_libafl());
 }
 
 /// UndefinedBehaviorSanitizer's death callback under LibAFL's runtime
@@ -265,7 +265,7 @@ extern "C" fn after_ubsan_report() {
 /// reproduction lines, and the input as `crash-<sha1>` when `save` (under
 /// LibAFL, which does not save it).
 fn after_report(save: bool) {
-    crate::findings::crash_frames::print_in_report();
+    crate::findings::ruby_backtrace::print_in_report();
     print();
     if save {
         if let Some(input) = target_state::current_input() {
@@ -311,7 +311,7 @@ pub fn register_with_asan() {
 /// report callback; ASan's was printed already, and [`print`] prints once),
 /// with the Ruby backtrace if it is not printed yet.
 extern "C" fn before_death() {
-    crate::findings::crash_frames::print_in_report();
+    crate::findings::ruby_backtrace::print_in_report();
     print();
 }
 

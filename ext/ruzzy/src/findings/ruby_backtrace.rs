@@ -8,7 +8,7 @@
 //!   check; the job prints the target's backtrace as Ruby has it, then
 //!   finishes the report.
 //!   Exact, but it needs the target to come back to Ruby.
-//! - [`print_raw`]: walks the interpreter's frames through
+//! - [`print_once`]: walks the interpreter's frames through
 //!   [`crate::rb::interpreter_layout`], reading memory only, and writes with
 //!   `write(2)`: async-signal-safe, for a target stuck in C code (a
 //!   catastrophic regular expression on Ruby 3.1, a C extension) and for
@@ -18,6 +18,9 @@
 //! the postponed job, which runs where Ruby allows anything.
 
 use crate::findings::frame_token::Token;
+use crate::findings::FINDING;
+use crate::process::output::write_stderr;
+use crate::process::target_state;
 use crate::rb::value::Frame;
 use crate::rb::{self, interpreter_layout};
 use std::ffi::c_void;
@@ -30,37 +33,29 @@ static THEN: AtomicUsize = AtomicUsize::new(0);
 /// The fuzzing thread answered [`print_on_fuzzing_thread`].
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 
-/// Writes `bytes` to standard error (`write(2)`: async-signal-safe).
-pub fn write_stderr(bytes: &[u8]) {
-    write_fd(2, bytes);
-}
+/// The line above the running target's Ruby backtrace after a crash.
+pub const BACKTRACE_HEADLINE: &str =
+    "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n";
 
-/// Writes all of `bytes` to `fd` with write(2) (async-signal-safe);
-/// whether every byte was written.
-pub fn write_fd(fd: libc::c_int, bytes: &[u8]) -> bool {
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        // SAFETY: writing a valid buffer to a file descriptor.
-        let written = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if written <= 0 {
-            return false;
-        }
-        rest = &rest[written as usize..];
+/// Prints the Ruby backtrace of the running target, once, if the target is
+/// running on this thread, reading the frames without Ruby's help
+/// (async-signal-safe); `in_report`: inside a sanitizer's report, which
+/// names the finding itself (no `DEDUP_TOKEN:` line). Returns whether it
+/// printed.
+pub fn print_once(headline: &str, in_report: bool) -> bool {
+    if !target_state::running_here() || !target_state::claim_report() {
+        return false;
     }
+    print_raw(headline, in_report);
     true
 }
 
-/// Formats `args` on the stack (up to 512 bytes) and writes them to
-/// stderr: async-signal-safe, unlike `eprint!`, which takes a lock.
-pub fn write_stderr_fmt(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut buffer = [0u8; 512];
-    let len = {
-        let mut cursor = std::io::Cursor::new(&mut buffer[..]);
-        let _ = cursor.write_fmt(args);
-        cursor.position() as usize
-    };
-    write_stderr(&buffer[..len]);
+/// The Ruby backtrace of the fuzz target, inside a sanitizer's report
+/// (which prints the finding's `DEDUP_TOKEN:` line itself); once per
+/// process, and nothing when the target is not running on this thread.
+/// Async-signal-safe.
+pub fn print_in_report() {
+    print_once(BACKTRACE_HEADLINE, true);
 }
 
 /// Prints `headline` and the Ruby frames of the fuzz target on this
@@ -71,13 +66,13 @@ pub fn write_stderr_fmt(args: std::fmt::Arguments) {
 /// `ruzzy` command, `Ruzzy.fuzz`), without ruzzy's own files, as
 /// `Ruzzy::Finding#target_frames` has them; all of them when the target is
 /// ruzzy's own (`Ruzzy.dummy`). Returns whether any frame was found.
-pub fn print_raw(headline: &str, in_report: bool) -> bool {
+fn print_raw(headline: &str, in_report: bool) -> bool {
     write_stderr(headline.as_bytes());
     // SAFETY: called on the thread that runs the target (callers check),
     // whose frames are live while it is stopped in this handler.
     // No Ruby code runs while the target is stopped here.
     let strings = unsafe { Frame::enter() };
-    let cut = crate::engine::target_state::fuzz_frame();
+    let cut = target_state::fuzz_frame();
     let target = |frame: &interpreter_layout::StackFrame| cut == 0 || frame.cfp < cut;
     let own = |path: &[u8]| crate::findings::frame_token::own_file(path);
     let mut yours = 0;
@@ -126,17 +121,14 @@ pub fn print_raw(headline: &str, in_report: bool) -> bool {
 /// over `-rss_limit_mb`): has the fuzzing thread print its Ruby backtrace,
 /// as after a crash, and waits for it up to a second. A real-time signal
 /// interrupts the fuzzing thread; its handler does what a crash handler
-/// does ([`print_raw`] through `target_state`). Nothing when no input is
+/// does ([`print_once`]). Nothing when no input is
 /// running.
 pub fn print_on_fuzzing_thread() {
     extern "C" fn answer(_signal: libc::c_int) {
-        crate::engine::target_state::print_ruby_backtrace(
-            crate::findings::symbolize::BACKTRACE_HEADLINE,
-            false,
-        );
+        print_once(BACKTRACE_HEADLINE, false);
         ANSWERED.store(true, Ordering::Release);
     }
-    let Some(thread) = crate::engine::target_state::fuzzing_thread_in_target() else {
+    let Some(thread) = target_state::fuzzing_thread_in_target() else {
         return;
     };
     let signal = libc::SIGRTMIN() + 4;
@@ -166,14 +158,12 @@ pub fn print_on_fuzzing_thread() {
 
 /// Prints `headline` and the fuzz target's Ruby backtrace as Ruby has it
 /// (exact lines; `Ruzzy::Finding.current_backtrace`: the frames
-/// [`print_raw`] would print). Only at a safe point, never in a signal
+/// [`print_once`] would print). Only at a safe point, never in a signal
 /// handler.
 pub fn print_exact(headline: &str) {
     write_stderr(headline.as_bytes());
     // Called from a postponed job, where Ruby may run anything.
-    let backtrace = rb::protect(|ruby| {
-        ruby.call_class_method(crate::findings::report::FINDING, "current_backtrace", &[])
-    });
+    let backtrace = rb::protect(|ruby| ruby.call_class_method(FINDING, "current_backtrace", &[]));
     match backtrace {
         Ok(text) => {
             // SAFETY: at Ruby's safe point on the fuzzing thread, holding

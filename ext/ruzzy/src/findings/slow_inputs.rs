@@ -94,9 +94,7 @@ pub fn report(input: &[u8], ns: u64, median_ns: u64) {
         ruby.call_class_method(c"Ruzzy::Finding", "report_slow_input", &args)
     });
     if reported.is_err() {
-        crate::findings::ruby_backtrace::write_stderr(
-            b"==ruzzy== a slow input could not be reported\n",
-        );
+        crate::process::output::write_stderr(b"==ruzzy== a slow input could not be reported\n");
     }
 }
 

@@ -15,7 +15,7 @@
 
 use crate::coverage::hook;
 use crate::coverage::sancov_8bit::counter_of_pc;
-use crate::engine::target_state;
+use crate::findings::ruby_backtrace::{self, BACKTRACE_HEADLINE};
 use std::ffi::{c_char, c_void, CStr};
 use std::io::Write;
 
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn ruzzy_symbolize_pc(
         // SAFETY: by the caller's contract, NUL-terminated.
         unsafe { CStr::from_ptr(fmt) }.to_bytes()
     };
-    // A panic here ends the process as an internal error (engine/internal_error.rs).
+    // A panic here ends the process as an internal error (process/internal_error.rs).
     let written = format_pc(pc as usize, fmt, &mut buffer[..size - 1]);
     buffer[written] = 0;
 }
@@ -76,14 +76,10 @@ fn format_pc(pc: usize, fmt: &[u8], buffer: &mut [u8]) -> usize {
 #[no_mangle]
 pub extern "C" fn ruzzy_print_stack_trace() {
     if !crate::findings::crash_frames::print() {
-        target_state::print_ruby_backtrace(BACKTRACE_HEADLINE, false);
+        ruby_backtrace::print_once(BACKTRACE_HEADLINE, false);
     }
     crate::findings::reproduce::print();
 }
-
-/// The line above the running target's Ruby backtrace after a crash.
-pub const BACKTRACE_HEADLINE: &str =
-    "==ruzzy== Ruby backtrace of the fuzz target (innermost last):\n";
 
 #[cfg(test)]
 mod tests {

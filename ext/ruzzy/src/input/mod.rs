@@ -5,6 +5,8 @@
 //!
 //! Uses [`crate::rb`] and [`crate::error`]; a custom mutator that fails is
 //! reported through [`crate::findings`].
+//!
+//! May use: crate::error, crate::findings, crate::process, crate::rb.
 
 pub mod custom_mutator;
 pub mod data_provider;

@@ -40,5 +40,11 @@ pub fn library_of(address: *const c_void) -> String {
 /// The path of the shared object holding the Ruby interpreter (libruby, or
 /// the `ruby` executable itself for a static build).
 pub fn libruby() -> String {
-    library_of(rb_sys::rb_str_new as *const c_void)
+    library_of(interpreter_code())
+}
+
+/// An address inside the Ruby interpreter's code (libruby, or the `ruby`
+/// executable), for telling the interpreter's frames and library apart.
+pub fn interpreter_code() -> *const c_void {
+    rb_sys::rb_str_new as *const c_void
 }

@@ -20,6 +20,11 @@
 //! Invariant: every function here is called on the thread that holds the
 //! GVL (the thread that called `Ruzzy.fuzz`), except the async-signal-safe
 //! [`run_at_safe_point`] and [`dl`].
+//!
+//! The bottom of the crate with [`crate::error`], whose exceptions a method
+//! definition's failure becomes.
+//!
+//! May use: crate::error.
 
 pub mod dl;
 pub mod interpreter_layout;
@@ -191,6 +196,29 @@ extern "C" {
 pub fn add_raw_event_hook(hook: RawEventHook, events: u32) {
     // SAFETY: the hook has the RAW_ARG signature; we hold the GVL.
     unsafe { rb_add_event_hook2(hook, events, QNIL, RAW_HOOK_FLAGS) };
+}
+
+/// Removes the global event hook whose function is `func` (every hook
+/// with it); whether one was removed.
+///
+/// # Safety
+/// `func` is the function of a live event hook (an `rb_event_hook_func_t`,
+/// as it was added).
+pub unsafe fn remove_event_hook(func: *const c_void) -> bool {
+    // SAFETY: by the caller's contract the address is such a function;
+    // removing a hook by its function is public API; we hold the GVL.
+    unsafe {
+        let func: rb_sys::rb_event_hook_func_t = std::mem::transmute(func);
+        rb_sys::rb_remove_event_hook(func) > 0
+    }
+}
+
+/// The value of the global variable `name` (`c"$LOADED_FEATURES"`): the
+/// interpreter's own globals are read by C getters that neither raise nor
+/// run Ruby code.
+pub fn global_variable(name: &std::ffi::CStr) -> VALUE {
+    // SAFETY: a NUL-terminated name; we hold the GVL (module invariant).
+    unsafe { rb_sys::rb_gv_get(name.as_ptr()) }
 }
 
 /// The source path String of the event described by `arg`.

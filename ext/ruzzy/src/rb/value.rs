@@ -146,6 +146,21 @@ impl MethodCall<'_> {
         unsafe { rb_sys::rb_backref_get() }
     }
 
+    /// Ruby's own `Hash#[]` (`rb_hash_aref`) on `hash`, in place of
+    /// `super` while the method is still Ruby's own. Runs Ruby code (`hash`,
+    /// `eql?`, a default proc) as `Hash#[]` does, so it takes the call
+    /// mutably; an exception unwinds through the caller, as from
+    /// [`call_super`](Self::call_super).
+    ///
+    /// # Safety
+    /// `hash` is a Hash.
+    #[inline(always)]
+    pub unsafe fn hash_aref(&mut self, hash: VALUE, key: VALUE) -> VALUE {
+        // SAFETY: by the caller's contract, inside the C method call
+        // (constructor).
+        unsafe { rb_sys::rb_hash_aref(hash, key) }
+    }
+
     /// Calls the method `id` of `receiver` without arguments under
     /// `rb_protect`: an exception comes back as `Err`. Runs Ruby code.
     pub fn send(&mut self, receiver: VALUE, id: rb_sys::ID) -> Result<VALUE, VALUE> {
@@ -257,6 +272,17 @@ pub fn array_len(value: VALUE) -> Option<usize> {
     // SAFETY: type checked before the length is read.
     has_type(value, ruby_value_type::RUBY_T_ARRAY)
         .then(|| unsafe { rb_sys::RARRAY_LEN(value) } as usize)
+}
+
+/// The element at `index` of the Array `array` (nil past its end).
+///
+/// # Safety
+/// `array` is an Array.
+#[inline(always)]
+pub unsafe fn array_entry(array: VALUE, index: usize) -> VALUE {
+    // SAFETY: by the caller's contract; rb_ary_entry reads the element (nil
+    // out of range), allocates nothing and never raises.
+    unsafe { rb_sys::rb_ary_entry(array, index as std::ffi::c_long) }
 }
 
 /// The class of `value` (its real class, singleton classes skipped).

@@ -66,13 +66,13 @@ fn report_miss(frame: &Frame, array: VALUE, value: VALUE) {
     let Some(site) = compare_sites::caller(frame) else {
         return;
     };
-    hook::reach_compare_site(site);
+    hook::reach_compare_site(site.location());
     let mut position = 0;
     // The length is read again each time: `==` ran Ruby code in `super`,
     // but nothing runs here.
     while position < ELEMENTS_REPORTED && position < value::array_len(array).unwrap_or(0) {
         // SAFETY: `position` is inside the Array, read just above.
-        let element = unsafe { rb_sys::rb_ary_entry(array, position as std::ffi::c_long) };
+        let element = unsafe { value::array_entry(array, position) };
         if let (Some(a), Some(b)) = (integer_bits(value), integer_bits(element)) {
             compare_sites::cmp8(site, a, b);
         } else if let (Some(a), Some(b)) = (frame.text_bytes(value), frame.text_bytes(element)) {

@@ -54,10 +54,9 @@ unsafe extern "C" fn aref(this: VALUE, key: VALUE) -> VALUE {
     }
     match found {
         Lookup::Found(value) => value,
-        // SAFETY: `Hash#[]` is `rb_hash_aref` while it is Ruby's own
-        // (checked above); it may run Ruby code (`hash`, `eql?`, a default
-        // proc), as `Hash#[]` does.
-        Lookup::Missing | Lookup::Unknown => unsafe { rb_sys::rb_hash_aref(this, key) },
+        // SAFETY: `this` is the Hash whose `Hash#[]` this is, and that
+        // method is `rb_hash_aref` while it is Ruby's own (checked above).
+        Lookup::Missing | Lookup::Unknown => unsafe { call.hash_aref(this, key) },
     }
 }
 
@@ -127,7 +126,7 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     let Some(site) = site else {
         return found.map_or(Lookup::Missing, Lookup::Found);
     };
-    hook::reach_compare_site(site);
+    hook::reach_compare_site(site.location());
     if let Some(value) = found {
         return Lookup::Found(value);
     }

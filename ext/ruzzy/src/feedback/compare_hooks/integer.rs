@@ -60,7 +60,7 @@ unsafe extern "C" fn compare_hook<O: Operator<Operand = i64>>(this: VALUE, other
     let mut call = unsafe { MethodCall::with_args(&args) };
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site);
+            hook::reach_compare_site(site.location());
             compare_sites::cmp8(site, a, b);
             numbers::integers(site, a, b);
         }
@@ -127,7 +127,7 @@ fn floored_division(a: i64, b: i64) -> Option<(i64, i64)> {
 fn report_divisor(call: &MethodCall, this: VALUE, other: VALUE) {
     if let (Some(_), Some(divisor)) = (integer_bits(this), integer_bits(other)) {
         if let Some(site) = compare_sites::caller(call) {
-            hook::reach_compare_site(site);
+            hook::reach_compare_site(site.location());
             compare_sites::div8(site, divisor);
         }
     }
@@ -139,7 +139,7 @@ unsafe extern "C" fn between(this: VALUE, min: VALUE, max: VALUE) -> VALUE {
     let mut call = unsafe { MethodCall::with_args(&args) };
     if let Some(value) = integer_bits(this) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site);
+            hook::reach_compare_site(site.location());
             for bound in args.into_iter().filter_map(integer_bits) {
                 compare_sites::cmp8(site, value, bound);
             }

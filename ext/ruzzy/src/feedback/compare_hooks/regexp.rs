@@ -31,10 +31,10 @@
 
 use super::{Hook, HookModule};
 use crate::coverage::hook;
-use crate::detectors::held_findings::matching;
 use crate::feedback::compare_sites::{self, SiteId};
 use crate::feedback::recent_failures;
 use crate::feedback::regex_model::Pattern;
+use crate::feedback::running_match::matching;
 use crate::rb::method::Function;
 use crate::rb::value::{self, Frame, MethodCall, QNIL};
 use rb_sys::VALUE;
@@ -238,7 +238,7 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
         let Some(site) = compare_sites::ruby_caller(frame) else {
             return;
         };
-        hook::reach_compare_site(site);
+        hook::reach_compare_site(site.location());
         let rest = &subject[from.min(subject.len())..];
         if anchored {
             compare_sites::bytes(site, &rest[..rest.len().min(needle.len())], needle);
@@ -253,7 +253,7 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
     let Some(site) = compare_sites::ruby_caller(frame) else {
         return;
     };
-    hook::reach_compare_site(site);
+    hook::reach_compare_site(site.location());
     let window = &subject[..subject.len().min(from.saturating_add(WINDOW))];
     let location = site.location().unwrap_or(0);
     if !recent_failures::worth_modelling(location, pattern_value, window, from, anchored) {

@@ -22,7 +22,7 @@ unsafe extern "C" fn compare(this: VALUE, other: VALUE) -> VALUE {
     if this != other {
         if let (Some(a), Some(b)) = (call.symbol_name(this), call.symbol_name(other)) {
             if let Some(site) = compare_sites::caller(&call) {
-                hook::reach_compare_site(site);
+                hook::reach_compare_site(site.location());
                 compare_sites::bytes(site, a, b);
             }
         }

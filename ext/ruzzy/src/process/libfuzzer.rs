@@ -141,7 +141,7 @@ pub enum Kind {
     LibFuzzer,
     /// LibAFL's libFuzzer-compatible runtime (`libafl_libfuzzer`): ruzzy
     /// writes the artifacts of Ruby findings, ends runs and chooses the
-    /// exit status itself (see [`crate::engine::run_limits`]).
+    /// exit status itself (see `engine::run_limits`).
     LibAfl,
 }
 
@@ -200,20 +200,6 @@ impl Engine {
             (Origin::Preloaded { library }, Kind::LibAfl) => {
                 format!("INFO: ruzzy: using LibAFL's libFuzzer-compatible engine in {library}")
             }
-        }
-    }
-
-    /// Registers the Ruby edge map with this libFuzzer.
-    pub fn register_coverage(&self, map: &crate::coverage::sancov_8bit::EdgeMap) {
-        let counters = map.counters.as_ptr() as *mut u8;
-        let pcs = map.pcs.as_ptr() as *const usize;
-        // SAFETY: both tables live for the rest of the process (the map is
-        // never freed) and have at least map.len() entries each (libFuzzer
-        // requires the same count); they are registered once, before the
-        // driver starts, and map.len() never changes afterwards.
-        unsafe {
-            (self.counters_init)(counters, counters.add(map.len()));
-            (self.pcs_init)(pcs, pcs.add(map.len() * 2));
         }
     }
 }

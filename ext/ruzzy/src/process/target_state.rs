@@ -1,11 +1,12 @@
-//! What the fuzz target is doing right now, for code that runs in signal
-//! handlers (crashes, timeouts) and must decide whether printing the Ruby
-//! backtrace makes sense.
+//! What the fuzz target is doing right now (which input runs, since when,
+//! on which thread, and libFuzzer's `-timeout`), for code that runs in
+//! signal handlers (crashes, timeouts) and must decide whether printing the
+//! Ruby backtrace makes sense, and whether this process's one report was
+//! made already.
 //!
 //! Invariants: only atomics and `clock_gettime` (async-signal-safe); the
 //! per-input cost is five relaxed stores and two clock reads (vDSO).
 
-use crate::findings::ruby_backtrace;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 static IN_TARGET: AtomicBool = AtomicBool::new(false);
@@ -157,17 +158,4 @@ pub fn running_here() -> bool {
 /// Claims the one report of this process: true the first time only.
 pub fn claim_report() -> bool {
     !REPORTED.swap(true, Ordering::Relaxed)
-}
-
-/// Prints the Ruby backtrace of the running target, once, if the target is
-/// running on this thread, reading the frames without Ruby's help
-/// (async-signal-safe); `in_report`: inside a sanitizer's report, which
-/// names the finding itself (no `DEDUP_TOKEN:` line). Returns whether it
-/// printed.
-pub fn print_ruby_backtrace(headline: &str, in_report: bool) -> bool {
-    if !running_here() || !claim_report() {
-        return false;
-    }
-    ruby_backtrace::print_raw(headline, in_report);
-    true
 }
