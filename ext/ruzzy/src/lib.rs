@@ -12,7 +12,10 @@
 //! - [`input`]: the fuzzed data provider and custom mutators;
 //! - [`rb`]: the only module that calls the raw Ruby C API and libdl;
 //! - [`error`] and [`compat`]: exceptions by their Ruby tags, Ruzzy 0.8's
-//!   functions.
+//!   functions;
+//! - [`finding_kind`] and [`ruby_classes`]: the kinds of finding and the
+//!   Ruby classes native code calls, each named once (a bottom layer that
+//!   uses nothing of the crate).
 //!
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
@@ -26,9 +29,11 @@ mod detectors;
 mod engine;
 mod error;
 mod feedback;
+mod finding_kind;
 mod findings;
 mod input;
 mod rb;
+mod ruby_classes;
 
 use magnus::{function, prelude::*, Error, Ruby};
 
@@ -64,8 +69,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
     engine::internal_error::install(ruzzy)?;
+    error::resolve(ruby, ruzzy)?;
+    finding_kind::resolve(ruby, ruzzy)?;
     findings::report::configure(ruzzy)?;
-    findings::fatal::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
     ruzzy.const_set("GUIDANCE_STEPS", feedback::harness_guidance::MAX_STEPS)?;
     ruzzy.const_set(
@@ -86,6 +92,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     input::fuzzed_data_provider::define(ruby, ruzzy)?;
     detectors::guidance::define(ruzzy)?;
     let native = ruzzy.define_module("Native")?;
+    native.const_set("FINDING_KINDS", finding_kind::names(ruby))?;
+    native.const_set("ERROR_TAGS", error::tag_names(ruby))?;
+    native.const_set("CALLED_CLASSES", ruby_classes::paths(ruby))?;
     input::structured::define(ruby, native)?;
     define_natives(native)
 }

@@ -12,6 +12,7 @@ require_relative "../extensions/loaded_check"
 require_relative "../engines"
 require_relative "default_args"
 require_relative "../findings/finding"
+require_relative "../findings/kinds"
 require_relative "../feedback/coverage"
 require_relative "../feedback/compare_hooks"
 require_relative "../feedback/literal_dictionary"
@@ -127,12 +128,13 @@ module Ruzzy
       @expected || @ignore
     end
 
-    # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
-    # for an input whose SHA-1 is +sha1+. With exact: false,
-    # -exact_artifact_path (meant for the one finding) is not used
-    # ("slow-unit-").
-    def artifact_path(kind, sha1, exact: true)
-      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind, sha1, exact:)
+    # Where libFuzzer writes the artifact of a finding of +kind+ (a key of
+    # Findings::KINDS: :crash, :slow_unit...) for an input whose SHA-1 is
+    # +sha1+. -exact_artifact_path, meant for the one finding that ends the
+    # run, is not used for a kind that does not (a slow unit).
+    def artifact_path(kind, sha1)
+      kind = Findings::KINDS.fetch(kind)
+      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind.prefix, sha1, exact: kind.ends_run?)
     end
 
     # libFuzzer's -timeout of this run, in seconds.

@@ -3,6 +3,7 @@
 require "open3"
 require "shellwords"
 require_relative "../exit_status"
+require_relative "kinds"
 require_relative "../campaign/protocol"
 require_relative "../cli/command_options"
 
@@ -39,7 +40,7 @@ module Ruzzy
       # Exit statuses of a run that met a finding; any other than 0 means
       # the input never ran (the harness could not load, ruzzy or Ruby
       # could not start).
-      FINDING_STATUSES = [EXIT_FINDING, EXIT_TIMEOUT, EXIT_OUT_OF_MEMORY].freeze
+      FINDING_STATUSES = KINDS.values.filter_map(&:exit_status).uniq.freeze
 
       attr_reader :command, :directory, :environment
 

@@ -35,6 +35,7 @@
 //! calls run under [`rb::protect`]).
 
 use crate::rb;
+use crate::ruby_classes::RubyClass;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use rb_sys::{rb_trace_arg_t, VALUE};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -242,14 +243,14 @@ pub fn take() -> Option<VALUE> {
     // reported.
     if timeout != rb::QNIL {
         let finding = rb::protect(|ruby| {
-            ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
+            ruby.call_class_method(RubyClass::ReDoS.path(), "timed_out", &[timeout, pattern])
         });
         return Some(finding.unwrap_or(timeout));
     }
     if pattern_error != rb::QNIL {
         let finding = rb::protect(|ruby| {
             ruby.call_class_method(
-                c"Ruzzy::Detectors::RegexpInjection",
+                RubyClass::RegexpInjection.path(),
                 "failed",
                 &[pattern_error],
             )

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
-pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+pub(crate) const FINDING: &std::ffi::CStr = crate::ruby_classes::RubyClass::Finding.path();
 
 /// Exit status for harness contract violations: `Ruzzy::EXIT_USAGE`
 /// (`lib/ruzzy/exit_status.rb`), read when the extension loads.
@@ -34,11 +34,6 @@ pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
     EXIT_USAGE.store(ruzzy.const_get("EXIT_USAGE")?, Ordering::Relaxed);
     EXIT_FINDING.store(ruzzy.const_get("EXIT_FINDING")?, Ordering::Relaxed);
     Ok(())
-}
-
-/// `Ruzzy::EXIT_FINDING`: the exit status of a finding.
-pub fn exit_finding() -> i32 {
-    EXIT_FINDING.load(Ordering::Relaxed)
 }
 
 /// Ends the process after a reported finding: libFuzzer's abort path, or
