@@ -66,8 +66,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     findings::crash_frames::register_with_preload();
     findings::reproduce::register_with_asan();
     findings::reproduce::register_with_preload();
-    coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
+    let settings: magnus::RModule = ruzzy.const_get("Settings")?;
+    coverage::location::configure(&settings.const_get::<_, String>("LOCATIONS")?);
     engine::internal_error::install(ruzzy)?;
     error::resolve(ruby, ruzzy)?;
     finding_kind::resolve(ruby, ruzzy)?;

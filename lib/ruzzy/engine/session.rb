@@ -10,6 +10,7 @@ require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "../extensions/loaded_check"
 require_relative "../engines"
+require_relative "../settings"
 require_relative "default_args"
 require_relative "../findings/finding"
 require_relative "../findings/kinds"
@@ -231,7 +232,7 @@ module Ruzzy
     # ext/ruzzy/src/findings/sanitizer_stack.rs). Fuzzing arranges it;
     # `ruzzy cov`'s replay calls it too.
     def clear_stack_poisoning_on_raise
-      return unless Ruzzy::Native._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
+      return unless Ruzzy::Native._asan_present? && ENV.fetch(Settings::ASAN_RAISE_HOOK, "1") != "0"
 
       @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
       warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
