@@ -50,11 +50,7 @@ static TAGS: OnceLock<[Opaque<RModule>; Tag::ALL.len()]> = OnceLock::new();
 pub fn resolve(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
     let mut modules = Vec::with_capacity(Tag::ALL.len());
     for tag in Tag::ALL {
-        let found = ruzzy
-            .const_get::<_, RModule>(tag.name())
-            .ok()
-            .filter(|module| module.is_kind_of(ruby.class_module()));
-        let Some(module) = found else {
+        let Ok(module) = ruzzy.const_get::<_, RModule>(tag.name()) else {
             return Err(Error::new(
                 ruby.exception_load_error(),
                 format!(
