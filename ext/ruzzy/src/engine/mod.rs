@@ -11,7 +11,7 @@
 //! (driver) and once per input (callback), and nothing but `lib.rs` calls
 //! into it.
 //!
-//! May use: crate::coverage, crate::detectors, crate::error, crate::feedback, crate::findings, crate::input, crate::process, crate::rb.
+//! May use: crate::coverage, crate::detectors, crate::error, crate::feedback, crate::finding_kind, crate::findings, crate::input, crate::process, crate::rb, crate::ruby_classes.
 
 pub mod blind_map;
 pub mod callback;

@@ -91,7 +91,7 @@ pub fn report(input: &[u8], ns: u64, median_ns: u64) {
             ruby.float(ns as f64 / 1e9),
             ruby.float(median_ns as f64 / 1e9),
         ];
-        ruby.call_class_method(c"Ruzzy::Finding", "report_slow_input", &args)
+        ruby.call_class_method(crate::findings::FINDING, "report_slow_input", &args)
     });
     if reported.is_err() {
         crate::process::output::write_stderr(b"==ruzzy== a slow input could not be reported\n");
