@@ -58,19 +58,21 @@ pub fn fuzz_frame() -> usize {
     FUZZ_FRAME.load(Ordering::Relaxed)
 }
 
-/// The target starts running `size` bytes at `data` (libFuzzer's input,
-/// valid until the target returns).
+/// Before each run of the target (the engine's lifecycle): the target
+/// starts running `size` bytes at `data` (libFuzzer's input, valid until
+/// the target returns). Its clock starts here.
 #[inline(always)]
-pub fn begin_input(data: *const u8, size: usize) {
+pub fn before_input(data: *const u8, size: usize) {
     INPUT_DATA.store(data as usize, Ordering::Relaxed);
     INPUT_SIZE.store(size, Ordering::Relaxed);
     STARTED_NS.store(now_ns(), Ordering::Relaxed);
     IN_TARGET.store(true, Ordering::Relaxed);
 }
 
-/// The target returned (or raised); returns how long it ran, in ns.
+/// After each run of the target (the engine's lifecycle): the target
+/// returned (or raised); returns how long it ran, in ns.
 #[inline(always)]
-pub fn end_input() -> u64 {
+pub fn after_input() -> u64 {
     IN_TARGET.store(false, Ordering::Relaxed);
     now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
 }
