@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn the_ring_finds_the_newest_matching_conversion() {
-        before_input();
+        let _process = crate::feedback::reset_for_tests();
         record_integer(b"12", 12);
         record_integer(b"0012", 12);
         record_float(b"2.5", 2.5);

@@ -50,6 +50,29 @@ pub fn configure(timeout_secs: u64) {
     FUZZ_FRAME.store(frame, Ordering::Relaxed);
 }
 
+/// Test only: records the `-timeout` and the calling thread, as
+/// [`configure`] does without the interpreter.
+#[cfg(test)]
+pub(crate) fn configure_for_tests(timeout_secs: u64) {
+    TIMEOUT_SECS.store(timeout_secs, Ordering::Relaxed);
+    FUZZING_THREAD.store(current_thread(), Ordering::Relaxed);
+}
+
+/// Test only: everything as before [`configure`] (see
+/// [`crate::process::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    for flag in [&IN_TARGET, &REPORTED, &DRIVER_RUNNING] {
+        flag.store(false, Ordering::Relaxed);
+    }
+    for number in [&STARTED_NS, &TIMEOUT_SECS] {
+        number.store(0, Ordering::Relaxed);
+    }
+    for word in [&FUZZING_THREAD, &INPUT_DATA, &INPUT_SIZE, &FUZZ_FRAME] {
+        word.store(0, Ordering::Relaxed);
+    }
+}
+
 /// The interpreter's frame of `Ruzzy::Native._fuzz` (a
 /// [`crate::rb::interpreter_layout::StackFrame::cfp`] address), 0 when unknown: the target's
 /// frames sit below it on the VM stack, the harness's start-up (the
