@@ -196,9 +196,10 @@ fn hold_first(class: &AtomicUsize, held: &AtomicUsize, error: VALUE) {
     }
 }
 
-/// Takes what the detectors found during the input that just ended: the
-/// finding to report, or None. Clears everything held.
-pub fn take() -> Option<VALUE> {
+/// After each run of the target (the engine's lifecycle): takes what the
+/// detectors found during the input that just ended: the finding to
+/// report, or None. Clears everything held.
+pub fn after_input() -> Option<VALUE> {
     running_match::clear();
     let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;

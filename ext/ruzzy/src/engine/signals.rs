@@ -13,7 +13,7 @@
 //!   runs children (-fork, -jobs, -merge, -minimize_crash), Ruby's SIGCHLD
 //!   and SIGVTALRM handlers get SA_RESTART, so that they do not cut short
 //!   libFuzzer's reads of a child's output.
-//! - On the first input ([`adopt_libfuzzer_handlers`]) ruzzy wraps what
+//! - On the first input ([`before_input`]) ruzzy wraps what
 //!   libFuzzer installed:
 //!   - SIGSEGV/SIGBUS: a fault on the stack pages (a machine stack
 //!     overflow) still goes to Ruby, which raises `SystemStackError`;
@@ -180,10 +180,10 @@ fn restart_after(signal: libc::c_int) {
     }
 }
 
-/// Called on every input; does its work on the first one, when libFuzzer's
-/// handlers are in place.
+/// Before every input ([`crate::engine::lifecycle`]): adopts libFuzzer's
+/// handlers on the first one, when they are in place.
 #[inline(always)]
-pub fn adopt_libfuzzer_handlers() {
+pub fn before_input() {
     if !ADOPTED.load(Ordering::Relaxed) {
         adopt();
     }

@@ -25,3 +25,13 @@ pub mod ruby_backtrace;
 pub mod sanitizer_stack;
 pub mod slow_inputs;
 pub mod symbolize;
+
+/// Test only: a fresh process ([`crate::process::reset_for_tests`]) with
+/// nothing kept here yet: no frames kept, no input timed.
+#[cfg(test)]
+pub(crate) fn reset_for_tests() -> crate::process::TestProcess {
+    let process = crate::process::reset_for_tests();
+    crash_frames::reset_for_tests();
+    slow_inputs::reset_for_tests();
+    process
+}
