@@ -317,6 +317,7 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
             return;
         }
         // The grace period is over (or no job could be registered).
+        target_state::mark_reporting_timeout();
         ruby_backtrace::print_once(TIMEOUT_RAW_HEADLINE, false);
         if OWN_FAULTS.load(Ordering::Relaxed) {
             crate::findings::fatal::timeout();
@@ -328,6 +329,9 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
         return;
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
+        if target_state::timed_out() && target_state::running_here() {
+            target_state::mark_reporting_timeout();
+        }
         forward(action, signal, info, context);
     }
 }
@@ -344,6 +348,7 @@ fn finish_timeout() {
         arm_timeout_timer();
         return;
     }
+    target_state::mark_reporting_timeout();
     if target_state::claim_report() {
         ruby_backtrace::print_exact(TIMEOUT_HEADLINE);
         crate::findings::crash_frames::keep_current();

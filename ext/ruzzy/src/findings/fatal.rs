@@ -36,6 +36,7 @@ pub fn deadly_signal() -> ! {
 /// The target ran past `-timeout`; its Ruby backtrace is printed already.
 pub fn timeout() -> ! {
     claim();
+    target_state::mark_reporting_timeout();
     let seconds = target_state::running_secs();
     write_stderr_fmt(format_args!(
         "ALARM: working on the last Unit for {seconds} seconds\n       and the timeout value is {} \

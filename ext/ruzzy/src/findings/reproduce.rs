@@ -109,11 +109,11 @@ fn parse_hex(text: &str) -> Option<[u8; 20]> {
 }
 
 /// Prints the lines for the input running on this thread, once: the
-/// artifact is a `timeout-` one when the input ran past `-timeout`, else a
+/// artifact is a `timeout-` one when libFuzzer reports a timeout, else a
 /// `crash-` one. Nothing when no input is running or nothing was
 /// configured.
 pub fn print() {
-    let kind = if target_state::timed_out() {
+    let kind = if target_state::reporting_timeout() {
         FindingKind::Timeout
     } else {
         FindingKind::Crash

@@ -58,6 +58,7 @@ mod tests {
             target_state::configure_for_tests(7);
             target_state::before_input(input.as_ptr(), input.len());
             assert!(target_state::claim_report());
+            target_state::mark_reporting_timeout();
             run_stats::start(run_stats::now_ns());
             run_stats::count_input(run_stats::executions());
             assert_eq!(target_state::input_in_progress(), Some(&input[..]));
@@ -66,6 +67,7 @@ mod tests {
         assert_eq!(target_state::input_in_progress(), None);
         assert_eq!(target_state::timeout_secs(), 0);
         assert!(target_state::claim_report(), "no report made yet");
+        assert!(!target_state::reporting_timeout());
         assert!(!run_stats::active());
         assert_eq!(run_stats::executions(), 0);
     }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 static IN_TARGET: AtomicBool = AtomicBool::new(false);
 static REPORTED: AtomicBool = AtomicBool::new(false);
+static REPORTING_TIMEOUT: AtomicBool = AtomicBool::new(false);
 static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
 static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
@@ -62,7 +63,7 @@ pub(crate) fn configure_for_tests(timeout_secs: u64) {
 /// [`crate::process::reset_for_tests`]).
 #[cfg(test)]
 pub(super) fn reset_for_tests() {
-    for flag in [&IN_TARGET, &REPORTED, &DRIVER_RUNNING] {
+    for flag in [&IN_TARGET, &REPORTED, &REPORTING_TIMEOUT, &DRIVER_RUNNING] {
         flag.store(false, Ordering::Relaxed);
     }
     for number in [&STARTED_NS, &TIMEOUT_SECS] {
@@ -159,6 +160,19 @@ pub fn overdue_input(seconds: f64) -> Option<u64> {
 /// How many whole seconds the current input has run.
 pub fn running_secs() -> u64 {
     now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000
+}
+
+/// The timeout alarm is handed to libFuzzer for an input that ran past
+/// `-timeout`: the report it makes now is a timeout (`timeout-<sha1>`).
+pub fn mark_reporting_timeout() {
+    REPORTING_TIMEOUT.store(true, Ordering::Relaxed);
+}
+
+/// Whether libFuzzer is reporting a timeout ([`mark_reporting_timeout`]);
+/// any other report of libFuzzer's is a crash, however long the input ran
+/// (a sanitizer's report, symbolized, can take seconds).
+pub fn reporting_timeout() -> bool {
+    REPORTING_TIMEOUT.load(Ordering::Relaxed)
 }
 
 /// Whether the current input has run for at least libFuzzer's `-timeout`.
