@@ -3,7 +3,7 @@
 require_relative "ruzzy/version"
 require_relative "ruzzy/exit_status"
 require_relative "ruzzy/error"
-require_relative "ruzzy/findings/finding"
+require_relative "ruzzy/findings/report"
 require_relative "ruzzy/findings/expected_exceptions"
 require_relative "ruzzy/engine/relaunch"
 require_relative "ruzzy/engine/default_args"

@@ -11,9 +11,8 @@ ENV["RUZZY_TEST_PROBES"] = "1"
 TREE_LIB = File.expand_path("../lib", __dir__)
 TREE_BUILD = File.join(TREE_LIB, "ruzzy", RUBY_VERSION[/\A\d+\.\d+/], "ruzzy_ext.so")
 if ENV["RUZZY_TEST_INSTALLED"] != "1" && File.file?(TREE_BUILD)
-  root = File.expand_path("..", __dir__)
-  newer = Dir.glob(["ext/ruzzy/src/**/*", "ext/ruzzy/*.rs", "lib/ruzzy/sanitizers/*.c", "ext/dummy/*.c"], base: root)
-             .find { |file| File.mtime(File.join(root, file)) > File.mtime(TREE_BUILD) }
+  require_relative "support/freshness"
+  newer = Freshness.changed_since(Freshness::NATIVE_SOURCES, File.mtime(TREE_BUILD))
   abort "test_helper: #{newer} is newer than the in-tree build #{TREE_BUILD}: run bin/compile" if newer
   ENV["PATH"] = [File.expand_path("../exe", __dir__), ENV.fetch("PATH", nil)].compact.join(File::PATH_SEPARATOR)
   ENV["RUBYLIB"] = [TREE_LIB, ENV.fetch("RUBYLIB", nil)].compact.reject(&:empty?).join(File::PATH_SEPARATOR)

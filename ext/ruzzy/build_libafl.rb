@@ -18,12 +18,12 @@
 require "fileutils"
 require "open3"
 require "tmpdir"
-require_relative "../../lib/ruzzy/engines"
+require_relative "../../lib/ruzzy/engine/choice"
 
 output = File.expand_path(ARGV.fetch(0))
 FileUtils.mkdir_p(output)
-runtime = File.join(output, Ruzzy::Engines::LIBAFL_FILE)
-status = File.join(output, Ruzzy::Engines::LIBAFL_STATUS_FILE)
+runtime = File.join(output, Ruzzy::Engine::Choice::LIBAFL_FILE)
+status = File.join(output, Ruzzy::Engine::Choice::LIBAFL_STATUS_FILE)
 prebuilt = ENV.fetch("RUZZY_LIBAFL_RUNTIME", "")
 crate = File.expand_path("../libafl", __dir__)
 
@@ -57,7 +57,7 @@ problem = if !prebuilt.empty?
           end
 if problem
   FileUtils.rm_f(runtime)
-  File.write(status, "the build failed (#{problem}); #{Ruzzy::Engines.libafl_report_default}\n")
+  File.write(status, "the build failed (#{problem}); #{Ruzzy::Engine::Choice.libafl_report_default}\n")
   warn "ruzzy: LibAFL's runtime was not built: #{problem}"
 elsif File.file?(runtime)
   File.write(status, "built\n")

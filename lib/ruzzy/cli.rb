@@ -166,7 +166,7 @@ module Ruzzy
       parser.on("--findings=DIR") { |dir| @findings_dir = dir }
       parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
       CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
-      parser.on("--engine=NAME") { |name| @engine = Engines.canonical(name) }
+      parser.on("--engine=NAME") { |name| @engine = Engine::Choice.canonical(name) }
       CommandOptions.load_path(parser) { |dir| $LOAD_PATH.unshift(dir) }
       parser
     end

@@ -12,7 +12,7 @@ module Ruzzy
   # them (some of it loads the native extension), and the extension reads
   # LOCATIONS from here when it loads.
   module Settings
-    # The engine of Ruzzy.fuzz: libfuzzer or libafl (Engines).
+    # The engine of Ruzzy.fuzz: libfuzzer or libafl (Engine::Choice).
     ENGINE = "RUZZY_ENGINE"
     # Detectors turned off, comma-separated, or "all" (Detectors).
     DISABLE_DETECTORS = "RUZZY_DISABLE_DETECTORS"

@@ -11,8 +11,8 @@ class TestEngines < Minitest::Test
   SAFE = "Ruzzy.fuzz(->(data) { data.include?(\"never\") ? 1 : nil; nil })"
 
   def setup
-    require "ruzzy/engines"
-    prerequisite!(File.file?(Ruzzy::Engines.libafl_path), "LibAFL's runtime (bin/setup builds it)")
+    require "ruzzy/engine/choice"
+    prerequisite!(File.file?(Ruzzy::Engine::Choice.libafl_path), "LibAFL's runtime (bin/setup builds it)")
   end
 
   # Runs a harness that finds nothing with +words+ before it and +flags+
@@ -189,7 +189,7 @@ class TestEngines < Minitest::Test
     prerequisite! Ruzzy::Sanitizers.shared_runtime("address"), "AddressSanitizer's shared runtime (clang at install)"
     in_tmpdir do |dir|
       harness = write_harness(dir, SAFE)
-      preload = "#{Ruzzy::Sanitizers.shared_runtime("address")}:#{Ruzzy::Engines.libafl_path}"
+      preload = "#{Ruzzy::Sanitizers.shared_runtime("address")}:#{Ruzzy::Engine::Choice.libafl_path}"
       result = ruby(harness, "-runs=10", chdir: dir,
                                          env: { "LD_PRELOAD" => preload, "RUZZY_ENGINE" => "libafl",
                                                 "ASAN_OPTIONS" => "detect_leaks=0" })

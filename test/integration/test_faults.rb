@@ -272,8 +272,8 @@ class TestFaultsUnderLibAFL < TestFaults
                :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
 
   def setup
-    require "ruzzy/engines"
-    prerequisite!(File.file?(Ruzzy::Engines.libafl_path), "LibAFL's runtime (bin/setup builds it)")
+    require "ruzzy/engine/choice"
+    prerequisite!(File.file?(Ruzzy::Engine::Choice.libafl_path), "LibAFL's runtime (bin/setup builds it)")
   end
 
   def ruzzy(*args, chdir: Dir.pwd, env: {})

@@ -4,6 +4,7 @@ require "fileutils"
 require "open3"
 require "rbconfig"
 require "tmpdir"
+require_relative "freshness"
 
 # The tests that need ruzzy installed as a gem (`ruzzy oss-fuzz-build`
 # copies the gem it runs from into $OUT): with RUZZY_TEST_INSTALLED=1
@@ -28,47 +29,49 @@ module InstalledRuzzy
     unless File.file?(BUILD)
       abort "#{__FILE__}: no in-tree build #{BUILD}: run bin/compile (or set RUZZY_TEST_INSTALLED=1)"
     end
-    install unless File.file?(STAMP) && File.read(STAMP) == fingerprint
+    install unless fresh?
     ENV["GEM_HOME"] = GEM_HOME
     ENV["GEM_PATH"] = [GEM_HOME, *Gem.path].uniq.join(File::PATH_SEPARATOR)
     ENV["PATH"] = [File.join(GEM_HOME, "bin"), ENV.fetch("PATH", nil)].compact.join(File::PATH_SEPARATOR)
     ENV["RUZZY_TEST_INSTALLED"] = "1"
   end
 
-  # What the packaged gem was made from: every file it ships and its mtime.
-  def fingerprint
-    files = Dir.glob(%w[lib/**/* exe/* ruzzy.gemspec], base: ROOT).sort
-    files.map { |file| "#{file} #{File.mtime(File.join(ROOT, file)).to_f}" }.join("\n")
+  # Whether the installed gem is as new as the files it ships: none changed
+  # after the stamp's mtime (when they were staged), and they are the ones
+  # the stamp lists (none added or removed).
+  def fresh?
+    File.file?(STAMP) && File.read(STAMP) == shipped &&
+      !Freshness.changed_since(Freshness::GEM_SOURCES, File.mtime(STAMP))
+  end
+
+  def shipped
+    Freshness.files(Freshness::GEM_SOURCES).join("\n")
   end
 
   # Two processes may install at once (bin/test-files runs test files in
-  # parallel): a lock file keeps them apart. The gem is staged as
-  # bin/platform-gem stages it, with this Ruby's native files only.
+  # parallel): a lock file keeps them apart. The gem is staged by
+  # bin/stage-gem, as bin/platform-gem stages it, with this Ruby's native
+  # files only.
   def install
     FileUtils.mkdir_p(File.dirname(GEM_HOME))
     File.open("#{GEM_HOME}.lock", File::RDWR | File::CREAT) do |lock|
       lock.flock(File::LOCK_EX)
-      next if File.file?(STAMP) && File.read(STAMP) == fingerprint
+      next if fresh?
 
-      stamp = fingerprint
+      # A second early: a file's mtime comes from a coarser clock than Time.now.
+      staged_at = Time.now - 1
+      listed = shipped
       FileUtils.rm_rf(GEM_HOME)
       package = File.join(File.dirname(GEM_HOME), "ruzzy-tree-#{MINOR}.gem")
       Dir.mktmpdir("ruzzy-tree-gem") do |stage|
-        stage_files(stage)
+        run(ROOT, {}, RbConfig.ruby, File.join(ROOT, "bin", "stage-gem"), stage, "#{MINOR}=#{File.dirname(BUILD)}")
         run(stage, { "RUZZY_PLATFORM" => Gem::Platform.local.to_s },
             "gem", "build", "ruzzy.gemspec", "--output", package)
       end
       run(ROOT, { "GEM_HOME" => GEM_HOME, "GEM_PATH" => GEM_HOME },
           "gem", "install", "--local", "--no-document", package)
-      File.write(STAMP, stamp)
-    end
-  end
-
-  def stage_files(stage)
-    spec = Dir.chdir(ROOT) { Gem::Specification.load("ruzzy.gemspec") }
-    (spec.files + ["ruzzy.gemspec"] + Dir.glob("lib/ruzzy/#{MINOR}/*", base: ROOT)).each do |file|
-      FileUtils.mkdir_p(File.dirname(File.join(stage, file)))
-      FileUtils.cp(File.join(ROOT, file), File.join(stage, file))
+      File.write(STAMP, listed)
+      File.utime(staged_at, staged_at, STAMP)
     end
   end
 

@@ -133,7 +133,7 @@ class TestApi < Minitest::Test
       e
     end
     error.set_backtrace(["a.rb:1:in `parse'", "h.rb:2:in `block'", "ruzzy.rb:3:in `_fuzz'", "ruzzy.rb:3:in `fuzz'"])
-    text = Ruzzy::Finding.describe_exception(error)
+    text = Ruzzy::Findings::Report.describe_exception(error)
     assert_match(/ERROR: ruzzy: uncaught Ruby exception in the fuzz target/, text)
     assert_match(/^ArgumentError: outer$/, text)
     assert_match(/^Caused by: KeyError: inner$/, text)
@@ -148,7 +148,7 @@ class TestApi < Minitest::Test
     tokens = [before34, since34].map do |backtrace|
       error = RuntimeError.new("x")
       error.set_backtrace(backtrace)
-      Ruzzy::Finding.dedup_token(error)
+      Ruzzy::Findings::Report.dedup_token(error)
     end
     assert_equal ["RuntimeError--hello.rb:parse--h.rb:<top>"] * 2, tokens
   end
@@ -158,6 +158,6 @@ class TestApi < Minitest::Test
     def error.message
       raise "broken"
     end
-    assert_match(/#message raised RuntimeError/, Ruzzy::Finding.describe_exception(error))
+    assert_match(/#message raised RuntimeError/, Ruzzy::Findings::Report.describe_exception(error))
   end
 end

@@ -57,7 +57,7 @@ class TestFindingKinds < Minitest::Test
     Ruzzy::Native::ERROR_TAGS.each do |name|
       assert_includes Ruzzy.const_get(name, false).ancestors, Ruzzy::Error, name
     end
-    assert_includes Ruzzy::Native::CALLED_CLASSES, "Ruzzy::Finding"
+    assert_includes Ruzzy::Native::CALLED_CLASSES, "Ruzzy::Findings::Report"
     Ruzzy::Native::CALLED_CLASSES.each { |path| assert_kind_of Module, Object.const_get(path), path }
   end
 

@@ -2,7 +2,7 @@
 
 require_relative "../test_helper"
 require "ruzzy/findings/store"
-require "ruzzy/findings/finding"
+require "ruzzy/findings/report"
 
 # How a campaign groups findings: the identity read from each kind of
 # report, and the findings directory that keeps one smallest input per group.
@@ -130,7 +130,7 @@ class TestFindings < Minitest::Test
     tokens = %w[step mix check].map do |helper|
       stopped_at = ["/t/h.rb:2:in `#{helper}'", "/t/h.rb:9:in `block in spin'", *loop_frames]
       report = "==1== ERROR: libFuzzer: timeout after 0.5 seconds (stopped in Ruby code; fuzzing goes on)\n" \
-               "#{Ruzzy::Finding.hang_frames(loop_frames, stopped_at)}"
+               "#{Ruzzy::Findings::Report.hang_frames(loop_frames, stopped_at)}"
       assert_includes report, "at /t/h.rb:2:in `#{helper}'", "where it was stopped is shown"
       Identity.of_report(report).token
     end
@@ -144,7 +144,7 @@ class TestFindings < Minitest::Test
     outer = ["/t/tree.rb:20:in `each_node'", "/t/h.rb:17:in `block in <top (required)>'"]
     tokens = [3, 40, 400].map do |depth|
       stopped_at = (["/t/tree.rb:5:in `visit'"] * depth) + outer
-      frames = Ruzzy::Finding.hang_frames(nil, stopped_at)
+      frames = Ruzzy::Findings::Report.hang_frames(nil, stopped_at)
       assert_includes frames, "<top> /t/h.rb:17", "the harness's frame is shown at depth #{depth}"
       Identity.of_report("==1== ERROR: libFuzzer: timeout after 25 seconds\n#{frames}").token
     end
@@ -196,7 +196,7 @@ class TestFindings < Minitest::Test
     rescue SystemStackError => e
       e
     end
-    tokens = errors.map { |error| Ruzzy::Finding.dedup_token(error) }
+    tokens = errors.map { |error| Ruzzy::Findings::Report.dedup_token(error) }
     assert_equal ["SystemStackError--test_findings.rb:item--test_findings.rb:list"], tokens.uniq
     native = ASAN.sub("heap-buffer-overflow on", "stack-overflow on").sub(/    #0 .*?\n\n/m) do
       frames = (%w[parse_value parse_list] * 5).first(9)
@@ -225,7 +225,7 @@ class TestFindings < Minitest::Test
     ].map do |failing|
       failing.call
     rescue Minitest::Assertion => e
-      Ruzzy::Finding.dedup_token(e)
+      Ruzzy::Findings::Report.dedup_token(e)
     end
     assert_equal ["Minitest::Assertion--test_findings.rb:round_trip--Expected: A Actual: A",
                   "Minitest::Assertion--test_findings.rb:in_range--N is out of range"], failures.uniq

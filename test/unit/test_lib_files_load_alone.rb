@@ -40,12 +40,12 @@ class TestLibFilesLoadAlone < Minitest::Test
     Dir.mktmpdir do |dir|
       File.write(File.join(dir, "a.rb"), "require_relative 'b'\nmodule Ruzzy; A = 1; end\n")
       File.write(File.join(dir, "b.rb"), "require_relative 'a'\nmodule Ruzzy; def self.b = Session.new; end\n")
-      File.write(File.join(dir, "c.rb"), "module Ruzzy; C = Finding; end\n")
+      File.write(File.join(dir, "c.rb"), "module Ruzzy; C = Findings::Report; end\n")
       stdout, = Open3.capture3(RbConfig.ruby, "-I", LIB, RUNNER, *%w[a b c].map { |name| File.join(dir, "#{name}.rb") })
       a, b, c = stdout.lines.map { |line| JSON.parse(line) }
       assert_match(/circular require/, a["circular"].join)
       assert_equal ["Session (line 2)"], b["unresolved"]
-      assert_match(/NameError: uninitialized constant Ruzzy::Finding/, c["error"])
+      assert_match(/NameError: uninitialized constant Ruzzy::Findings\b/, c["error"])
     end
   end
 end

@@ -18,8 +18,8 @@ use std::ffi::CStr;
 /// A Ruby class or module native code calls methods of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RubyClass {
-    /// Reports findings (`lib/ruzzy/findings/finding.rb`).
-    Finding,
+    /// Reports findings (`lib/ruzzy/findings/report.rb`).
+    FindingsReport,
     /// The SSRF detector (`lib/ruzzy/detectors/ssrf.rb`).
     Ssrf,
     /// The ReDoS detector (`lib/ruzzy/detectors/redos.rb`).
@@ -31,7 +31,7 @@ pub enum RubyClass {
 impl RubyClass {
     /// Every class native code calls.
     pub const ALL: [RubyClass; 4] = [
-        RubyClass::Finding,
+        RubyClass::FindingsReport,
         RubyClass::Ssrf,
         RubyClass::ReDoS,
         RubyClass::RegexpInjection,
@@ -40,7 +40,7 @@ impl RubyClass {
     /// Its constant path.
     pub const fn path(self) -> &'static CStr {
         match self {
-            RubyClass::Finding => c"Ruzzy::Finding",
+            RubyClass::FindingsReport => c"Ruzzy::Findings::Report",
             RubyClass::Ssrf => c"Ruzzy::Detectors::SSRF",
             RubyClass::ReDoS => c"Ruzzy::Detectors::ReDoS",
             RubyClass::RegexpInjection => c"Ruzzy::Detectors::RegexpInjection",

@@ -19,7 +19,7 @@ module Ruzzy
     #
     # Outside a campaign the watch only follows: an input about to reach
     # libFuzzer's -timeout is traced, and libFuzzer's timeout report (at
-    # Ruby's safe point, Finding.current_frames) names the hang by the same
+    # Ruby's safe point, Findings::Report.current_frames) names the hang by the same
     # frames, so a replayed hang is the group the campaign filed.
     #
     # The thread checks while it holds the GVL, which the fuzzing thread

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../engine/relaunch"
-require_relative "../engines"
+require_relative "../engine/choice"
 require_relative "../sanitizers"
 
 module Ruzzy
@@ -17,10 +17,10 @@ module Ruzzy
       # libFuzzer): with --sanitizer=NAME the sanitizer's own runtime is
       # preloaded behind it instead, and the sanitizer is done with.
       def preload_engine
-        ENV[Engines::ENV_NAME] = @engine
+        ENV[Engine::Choice::ENV_NAME] = @engine
         return unless @engine == "libafl"
 
-        relaunch_with(Engines.libafl_path!, Engines.libafl_environment(@sanitizer))
+        relaunch_with(Engine::Choice.libafl_path!, Engine::Choice.libafl_environment(@sanitizer))
         @sanitizer = nil
       end
 

@@ -9,10 +9,10 @@ require_relative "../findings/store"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "../extensions/loaded_check"
-require_relative "../engines"
+require_relative "../engine/choice"
 require_relative "../settings"
 require_relative "default_args"
-require_relative "../findings/finding"
+require_relative "../findings/report"
 require_relative "../findings/kinds"
 require_relative "../feedback/coverage"
 require_relative "../feedback/compare_hooks"
@@ -164,7 +164,7 @@ module Ruzzy
       return command_line if engine_writes_artifacts?
 
       words = Relaunch.without_option(Relaunch.prefix(DEFAULT_ARGS.drop(1)), "--engine")
-      "#{Engines::ENV_NAME}=#{Engines::DEFAULT} #{Relaunch.shell(words)}"
+      "#{Engine::Choice::ENV_NAME}=#{Engine::Choice::DEFAULT} #{Relaunch.shell(words)}"
     end
 
     private
@@ -179,20 +179,20 @@ module Ruzzy
     # the run at -runs and -max_total_time itself.
     def engine_args(args)
       @engine = Ruzzy::Native._engine_kind
-      relaunch_with_libafl if @engine != "libafl" && Engines.from_environment == "libafl"
+      relaunch_with_libafl if @engine != "libafl" && Engine::Choice.from_environment == "libafl"
       return args unless @engine == "libafl"
 
-      args, runs, seconds, rss_limit_mb = Engines.for_libafl(args)
+      args, runs, seconds, rss_limit_mb = Engine::Choice.for_libafl(args)
       Ruzzy::Native._set_run_limits(runs, seconds, rss_limit_mb)
       args
     end
 
     def relaunch_with_libafl
-      environment = Engines.libafl_environment
+      environment = Engine::Choice.libafl_environment
       if Relaunch::ORIGINAL_WORDS.empty?
         raise EngineUnavailableError,
               "cannot start this process again with LibAFL's runtime preloaded (/proc/self/cmdline is unreadable): " \
-              "run it with LD_PRELOAD=#{Engines.libafl_path!} #{Engines::ENV_NAME}=libafl"
+              "run it with LD_PRELOAD=#{Engine::Choice.libafl_path!} #{Engine::Choice::ENV_NAME}=libafl"
       end
 
       Relaunch.exec_ruby(environment, Relaunch::ORIGINAL_WORDS.drop(1))
@@ -222,7 +222,7 @@ module Ruzzy
       Ruzzy::Native._configure_reproduction(command_line, minimise_command_line,
                                             Shellwords.escape(args.value("artifact_prefix") || "./"),
                                             exact && Shellwords.escape(exact), files, OWN_FILES,
-                                            Finding::DEDUP_FRAMES)
+                                            Findings::Report::DEDUP_FRAMES)
     end
 
     public

@@ -8,7 +8,7 @@ module Ruzzy
     # innermost frames do not: the repeating frames of a runaway recursion
     # (the overflow happens anywhere in the cycle) and the shape and place
     # of a failed test assertion (its message quotes the values, which
-    # change with every input). Findings::Identity and Finding.dedup_token
+    # change with every input). Findings::Identity and Report.dedup_token
     # build tokens from these.
     module BugShape
       # Failed test assertions (Exceptions, not StandardErrors), by the name

@@ -51,7 +51,7 @@ module Ruzzy
       # The identity of a finding reported as +text+ (one report: from its
       # first line to the end of libFuzzer's summary).
       def self.of_report(text)
-        require_relative "finding" # (which requires this file)
+        require_relative "report" # (which requires this file)
         text = text.scrub
         kind, detail, prefix, at = headline(text)
         return Identity.new("crash", "crash", "the process ended without a report") unless kind
@@ -104,11 +104,11 @@ module Ruzzy
       # ruzzy prints ("\tfrom path:line:in 'label'", innermost last) when
       # there are no native frames to read: a segfault or a hang in C code
       # without a sanitizer. Each method once, at its outermost call, as
-      # Finding.hang_frames names a hang in Ruby code.
+      # Report.hang_frames names a hang in Ruby code.
       def self.ruby_backtrace(text)
         backtrace = text.scan(/^\tfrom (.+:\d+:in .+)$/).flatten.reverse
         target = backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) }
-        Finding.sanitizer_frames(Finding.without_recursion(target))
+        Report.sanitizer_frames(Report.without_recursion(target))
       end
       private_class_method :ruby_backtrace
 
@@ -154,7 +154,7 @@ module Ruzzy
           line.include?(" 0x0 in ") && frames[index + 1] && frames[index + 1][1] == location
         end
         kept.map do |(name, location, line), _|
-          name = Finding.method_name(name) if line.include?(" 0x0 in ")
+          name = Report.method_name(name) if line.include?(" 0x0 in ")
           [name, location.sub(/:\d+(?::\d+)?\z/, ""), line]
         end
       end

@@ -4,7 +4,7 @@ require_relative "arguments"
 require_relative "../engine/default_args"
 require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
-require_relative "../findings/finding"
+require_relative "../findings/report"
 
 module Ruzzy
   module Gen
@@ -107,7 +107,7 @@ module Ruzzy
       # again and again. Shrinking keeps to the same bug, so one violation
       # is never shrunk into another.
       def report(trees, error)
-        bug = Finding.dedup_token(error)
+        bug = Findings::Report.dedup_token(error)
         return if @shrunk.key?(bug)
 
         @shrunk[bug] = true
@@ -138,7 +138,7 @@ module Ruzzy
       rescue SystemExit, SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- any other exception of a candidate is not this bug
-        finding?(e) && Finding.dedup_token(e) == bug
+        finding?(e) && Findings::Report.dedup_token(e) == bug
       end
     end
   end

@@ -71,7 +71,7 @@ impl Verdict {
 }
 
 /// Registers `target` as the callable to fuzz. Called once, with the GVL.
-/// `ignoring` says whether `Ruzzy::Finding.ignored?` must be consulted.
+/// `ignoring` says whether `Ruzzy::Findings::Report.ignored?` must be consulted.
 pub fn install_target(target: VALUE, ignoring: bool) {
     IGNORING.store(ignoring, Ordering::Relaxed);
     TARGET.store(target as usize, Ordering::Relaxed);

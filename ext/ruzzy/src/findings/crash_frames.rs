@@ -7,7 +7,7 @@
 //! the crash line is libFuzzer's `deadly signal` (the process aborts after
 //! the report), and the frames after it are whatever
 //! `__sanitizer_print_stack_trace` prints: native frames of the
-//! interpreter, the same for every Ruby bug. So `Ruzzy::Finding` formats
+//! interpreter, the same for every Ruby bug. So `Ruzzy::Findings::Report` formats
 //! the exception's Ruby frames in that form, they are kept here before the
 //! abort, and the stack-trace printer writes them instead: ruzzy's own
 //! printer in a pure-Ruby run, and the sanitizer preloads' wrapper
@@ -22,7 +22,7 @@
 //! before the abort; the buffer is never written again.
 
 use crate::findings::ruby_backtrace::{self, BACKTRACE_HEADLINE};
-use crate::findings::FINDING;
+use crate::findings::RUBY_REPORT;
 use crate::process::output::write_stderr;
 use crate::rb::{self, dl, value::Frame};
 use std::cell::UnsafeCell;
@@ -60,10 +60,10 @@ pub(super) fn reset_for_tests() {
 }
 
 /// Keeps the running target's Ruby frames, formatted by
-/// `Ruzzy::Finding.current_frames` (a timeout, at Ruby's safe point: Ruby
+/// `Ruzzy::Findings::Report.current_frames` (a timeout, at Ruby's safe point: Ruby
 /// code may run there). Nothing is kept if formatting fails.
 pub fn keep_current() {
-    let frames = rb::protect(|ruby| ruby.call_class_method(FINDING, "current_frames", &[]));
+    let frames = rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, "current_frames", &[]));
     if let Ok(frames) = frames {
         // SAFETY: at Ruby's safe point on the fuzzing thread, holding the
         // GVL; no Ruby code runs while the String is read.

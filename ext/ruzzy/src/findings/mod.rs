@@ -13,8 +13,9 @@
 //!
 //! May use: crate::coverage, crate::finding_kind, crate::process, crate::rb, crate::ruby_classes.
 
-/// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
-pub(crate) const FINDING: &std::ffi::CStr = crate::ruby_classes::RubyClass::Finding.path();
+/// The Ruby class that formats reports (`lib/ruzzy/findings/report.rb`).
+pub(crate) const RUBY_REPORT: &std::ffi::CStr =
+    crate::ruby_classes::RubyClass::FindingsReport.path();
 
 pub mod crash_frames;
 pub mod fatal;

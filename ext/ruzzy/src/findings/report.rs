@@ -1,20 +1,20 @@
 //! Reporting what went wrong with one input, then ending the process.
 //!
-//! A Ruby exception is a finding: it is described by `Ruzzy::Finding` (Ruby
+//! A Ruby exception is a finding: it is described by `Ruzzy::Findings::Report` (Ruby
 //! code, so the format lives beside the rest of the reporting), its frames
 //! are kept for libFuzzer's stack-trace printout ([`crate::findings::crash_frames`]),
 //! then the process aborts. libFuzzer's SIGABRT handler takes over from there: it
 //! writes the input as `crash-<sha1>` (honouring `-artifact_prefix` and
 //! `-exact_artifact_path`), prints its summary and exits with
 //! `-error_exitcode` (77 by default). Under LibAFL's runtime, whose crash
-//! handling names artifacts its own way, `Ruzzy::Finding` writes the artifact
+//! handling names artifacts its own way, `Ruzzy::Findings::Report` writes the artifact
 //! and the process exits with `Ruzzy::EXIT_FINDING` itself.
 //!
 //! Invariants: every report (`bad_return`, `harness_error`, and
 //! `exception` outside a campaign) diverges; nothing here lets a Ruby exception escape (formatting and
 //! `ignored?` run under `rb_protect`).
 
-use crate::findings::FINDING;
+use crate::findings::RUBY_REPORT;
 use crate::rb;
 use rb_sys::VALUE;
 use std::io::Write;
@@ -55,14 +55,14 @@ fn exit_usage() -> ! {
 }
 
 /// The target raised `error` (or left through another non-local exit) on
-/// `input`. In a campaign (`ruzzy --keep-going`) `Ruzzy::Finding` records
+/// `input`. In a campaign (`ruzzy --keep-going`) `Ruzzy::Findings::Report` records
 /// the finding and answers nil: the input is rejected (-1) and fuzzing goes
 /// on. Otherwise the process aborts.
 pub fn exception(error: VALUE, input: &[u8]) -> std::ffi::c_int {
     crate::process::target_state::mark_reported();
     let described = rb::protect(|ruby| {
         let input = ruby.binary_string(input);
-        ruby.call_class_method(FINDING, "report_exception", &[error, input])
+        ruby.call_class_method(RUBY_REPORT, "report_exception", &[error, input])
     });
     match described {
         Ok(rb::QNIL) => {
@@ -92,19 +92,19 @@ pub fn flush_findings_at_exit() {
     unsafe { libc::atexit(flush_at_exit) };
 }
 
-/// Writes a campaign's unwritten finding counts (`Ruzzy::Finding.flush`),
+/// Writes a campaign's unwritten finding counts (`Ruzzy::Findings::Report.flush`),
 /// when the process ends while libFuzzer runs on the fuzzing thread: then
 /// the interpreter is still whole and this thread holds the GVL.
 pub(crate) extern "C" fn flush_at_exit() {
     if crate::process::target_state::driver_running_here() {
-        let _ = rb::protect(|ruby| ruby.call_class_method(FINDING, "flush", &[]));
+        let _ = rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, "flush", &[]));
     }
 }
 
 /// Whether `error` is an expected exception (`ignore:`). Any failure to
 /// decide counts as "not ignored": the finding is reported.
 pub fn ignored(error: VALUE) -> bool {
-    let answer = rb::protect(|ruby| ruby.call_class_method(FINDING, "ignored?", &[error]));
+    let answer = rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, "ignored?", &[error]));
     matches!(answer, Ok(value) if value == rb::value::QTRUE)
 }
 
@@ -122,7 +122,7 @@ pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
     crate::process::target_state::mark_reported();
     let reported = rb::protect(|ruby| {
         let args = [ruby.utf8_string(name), ruby.utf8_string(what), value];
-        ruby.call_class_method(FINDING, "report_harness_error", &args)
+        ruby.call_class_method(RUBY_REPORT, "report_harness_error", &args)
     });
     if reported.is_err() {
         fallback("report_harness_error");
@@ -131,7 +131,7 @@ pub fn harness_error(name: &str, what: &str, value: VALUE) -> ! {
 }
 
 fn report(method: &str, value: VALUE) {
-    let formatted = rb::protect(|ruby| ruby.call_class_method(FINDING, method, &[value]));
+    let formatted = rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, method, &[value]));
     if formatted.is_err() {
         fallback(method);
     }
@@ -141,6 +141,6 @@ fn fallback(method: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "==ruzzy== ERROR: the fuzz target failed and the failure could not be described \
-         (Ruzzy::Finding.{method} raised)."
+         (Ruzzy::Findings::Report.{method} raised)."
     );
 }

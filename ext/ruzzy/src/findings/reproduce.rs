@@ -1,7 +1,7 @@
 //! The `Reproduce:` and `Minimise:` lines of a finding that ends the
 //! process in native code: a segfault, a timeout, a sanitizer report.
 //!
-//! A Ruby exception's report prints them from Ruby (`Ruzzy::Finding`).
+//! A Ruby exception's report prints them from Ruby (`Ruzzy::Findings::Report`).
 //! These findings are reported from signal handlers and sanitizer
 //! callbacks, where no Ruby code may run: the command line, the artifact
 //! prefix and the input files given on the command line are handed over

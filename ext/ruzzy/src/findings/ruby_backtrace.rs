@@ -18,7 +18,7 @@
 //! the postponed job, which runs where Ruby allows anything.
 
 use crate::findings::frame_token::Token;
-use crate::findings::FINDING;
+use crate::findings::RUBY_REPORT;
 use crate::process::output::write_stderr;
 use crate::process::target_state;
 use crate::rb::value::Frame;
@@ -64,7 +64,7 @@ pub fn print_in_report() {
 /// `in_report`: a sanitizer's report has its own). The frames are those
 /// above `Ruzzy::Native._fuzz` (below it is the harness's start-up: the
 /// `ruzzy` command, `Ruzzy.fuzz`), without ruzzy's own files, as
-/// `Ruzzy::Finding#target_frames` has them; all of them when the target is
+/// `Ruzzy::Findings::Report#target_frames` has them; all of them when the target is
 /// ruzzy's own (`Ruzzy.dummy`). Returns whether any frame was found.
 fn print_raw(headline: &str, in_report: bool) -> bool {
     write_stderr(headline.as_bytes());
@@ -157,13 +157,14 @@ pub fn print_on_fuzzing_thread() {
 }
 
 /// Prints `headline` and the fuzz target's Ruby backtrace as Ruby has it
-/// (exact lines; `Ruzzy::Finding.current_backtrace`: the frames
+/// (exact lines; `Ruzzy::Findings::Report.current_backtrace`: the frames
 /// [`print_once`] would print). Only at a safe point, never in a signal
 /// handler.
 pub fn print_exact(headline: &str) {
     write_stderr(headline.as_bytes());
     // Called from a postponed job, where Ruby may run anything.
-    let backtrace = rb::protect(|ruby| ruby.call_class_method(FINDING, "current_backtrace", &[]));
+    let backtrace =
+        rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, "current_backtrace", &[]));
     match backtrace {
         Ok(text) => {
             // SAFETY: at Ruby's safe point on the fuzzing thread, holding

@@ -4,7 +4,7 @@
 //! Every input's time goes into a histogram of powers of two; an input that
 //! takes at least [`MIN_SLOW_NS`] and [`SLOW_FACTOR`] times the median, and
 //! more than 1.1 times the slowest one reported so far, is reported by
-//! `Ruzzy::Finding.report_slow_input` and kept as `slow-unit-<sha1>`, as
+//! `Ruzzy::Findings::Report.report_slow_input` and kept as `slow-unit-<sha1>`, as
 //! libFuzzer keeps inputs slower than `-report_slow_units` (10 s by default,
 //! in whole seconds: too coarse for inputs that normally take microseconds).
 //! It is not a crash: fuzzing goes on. A slow input is run once more first
@@ -91,7 +91,7 @@ pub fn report(input: &[u8], ns: u64, median_ns: u64) {
             ruby.float(ns as f64 / 1e9),
             ruby.float(median_ns as f64 / 1e9),
         ];
-        ruby.call_class_method(crate::findings::FINDING, "report_slow_input", &args)
+        ruby.call_class_method(crate::findings::RUBY_REPORT, "report_slow_input", &args)
     });
     if reported.is_err() {
         crate::process::output::write_stderr(b"==ruzzy== a slow input could not be reported\n");

@@ -134,7 +134,7 @@ impl Protected {
         unsafe { rb_sys::rb_ull2inum(value) }
     }
 
-    /// The class or module at `path` ("Ruzzy::Finding"); raises NameError
+    /// The class or module at `path` ("Ruzzy::Findings::Report"); raises NameError
     /// when it is missing.
     pub fn class(&self, path: &std::ffi::CStr) -> VALUE {
         // SAFETY: a NUL-terminated path.

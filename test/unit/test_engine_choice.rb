@@ -3,57 +3,57 @@
 require_relative "../test_helper"
 require "ruzzy"
 
-# Ruzzy::Engines: engine names, where LibAFL's runtime is and what is said
+# Ruzzy::Engine::Choice: engine names, where LibAFL's runtime is and what is said
 # when it is missing, and libFuzzer's arguments translated for it.
-class TestEnginesUnit < Minitest::Test
-  Engines = Ruzzy::Engines
+class TestEngineChoice < Minitest::Test
+  Choice = Ruzzy::Engine::Choice
 
   def args(*words)
     Ruzzy::LibFuzzerArgs.new(["harness.rb", *words])
   end
 
   def test_names
-    assert_equal "libafl", Engines.canonical("LibAFL")
-    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.canonical("afl++") }
+    assert_equal "libafl", Choice.canonical("LibAFL")
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Choice.canonical("afl++") }
     assert_match(/unknown engine "afl\+\+"; use one of libfuzzer, libafl/, error.message)
   end
 
   def test_environment_picks_the_engine
-    previous = ENV.fetch(Engines::ENV_NAME, nil)
-    ENV[Engines::ENV_NAME] = ""
-    assert_equal "libfuzzer", Engines.from_environment
-    ENV[Engines::ENV_NAME] = "libafl"
-    assert_equal "libafl", Engines.from_environment
+    previous = ENV.fetch(Choice::ENV_NAME, nil)
+    ENV[Choice::ENV_NAME] = ""
+    assert_equal "libfuzzer", Choice.from_environment
+    ENV[Choice::ENV_NAME] = "libafl"
+    assert_equal "libafl", Choice.from_environment
   ensure
-    ENV[Engines::ENV_NAME] = previous
+    ENV[Choice::ENV_NAME] = previous
   end
 
   def test_translation_keeps_its_flags_and_files_and_takes_the_run_limits
-    translated, runs, seconds, rss_limit_mb = Engines.for_libafl(
+    translated, runs, seconds, rss_limit_mb = Choice.for_libafl(
       args("-print_final_stats=1", "-timeout=25", "-runs=100", "-max_total_time=7", "-dict=words.txt",
            "-exact_artifact_path=out", "-rss_limit_mb=300", "corpus")
     )
     # LibAFL's runtime is told no memory limit: ruzzy keeps it.
     assert_equal ["harness.rb", "-timeout=25", "-dict=words.txt", "corpus", "-rss_limit_mb=0"], translated.to_a
     assert_equal [100, 7, 300], [runs, seconds, rss_limit_mb]
-    assert_equal [0, 0, 2048], Engines.for_libafl(args).drop(1), "libFuzzer's defaults: no run limits, 2 GiB"
+    assert_equal [0, 0, 2048], Choice.for_libafl(args).drop(1), "libFuzzer's defaults: no run limits, 2 GiB"
   end
 
   def test_translation_names_what_it_cannot_take
-    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-use_cmp=0")) }
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Choice.for_libafl(args("-use_cmp=0")) }
     assert_match(/the libafl engine has no -use_cmp \(it takes -artifact_prefix, .*-runs, -max_total_time/,
                  error.message)
-    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-fork=2")) }
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Choice.for_libafl(args("-fork=2")) }
     assert_match(/-fork=2 does not run under the libafl engine: .*forking the process from C.*use the libfuzzer engine/,
                  error.message)
-    assert_equal ["harness.rb", "-rss_limit_mb=0"], Engines.for_libafl(args("-jobs=0")).first.to_a,
+    assert_equal ["harness.rb", "-rss_limit_mb=0"], Choice.for_libafl(args("-jobs=0")).first.to_a,
                  "-jobs=0 asks for nothing"
-    error = assert_raises(Ruzzy::InvalidArgumentsError) { Engines.for_libafl(args("-runs=lots")) }
+    error = assert_raises(Ruzzy::InvalidArgumentsError) { Choice.for_libafl(args("-runs=lots")) }
     assert_match(/-runs and -max_total_time take a whole number/, error.message)
   end
 
   def test_translation_says_which_flags_libafl_decides_itself
-    _, err = capture_io { Engines.for_libafl(args("-seed=3", "-max_len=64", "-print_funcs=0")) }
+    _, err = capture_io { Choice.for_libafl(args("-seed=3", "-max_len=64", "-print_funcs=0")) }
     assert_match(/the libafl engine ignores -seed=3 \(LibAFL decides it\)/, err)
     assert_match(/ignores -max_len=64/, err)
     refute_match(/print_funcs/, err)
@@ -79,15 +79,37 @@ class TestEnginesUnit < Minitest::Test
     assert_match(/libclang_rt\.asan(?:-x86_64)?\.a\z/, Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan"))
   end
 
+  # The precompiled gem carries one LibAFL runtime for every Ruby, in
+  # lib/ruzzy/ beside the per-Ruby native files (bin/platform-gem): found
+  # there, wherever in lib/ruzzy/ the engine choice's own file is.
+  def test_the_precompiled_gems_runtime_is_found_in_lib_ruzzy
+    lib = File.dirname(Gem.find_files("ruzzy.rb").first)
+    Dir.mktmpdir do |dir|
+      Dir.glob("**/*.rb", base: lib).each do |file|
+        FileUtils.mkdir_p(File.dirname(File.join(dir, file)))
+        FileUtils.cp(File.join(lib, file), File.join(dir, file))
+      end
+      # This Ruby's native files (only looked for, never loaded here).
+      FileUtils.mkdir_p(File.join(dir, "ruzzy", RUBY_VERSION[/\A\d+\.\d+/]))
+      FileUtils.touch(File.join(dir, "ruzzy", RUBY_VERSION[/\A\d+\.\d+/], "ruzzy_ext.so"))
+      runtime = File.join(dir, "ruzzy", Choice::LIBAFL_FILE)
+      FileUtils.touch(runtime)
+      found, err, status = Open3.capture3(RbConfig.ruby, "-I", dir, "-e",
+                                          'require "ruzzy/engine/choice"; print Ruzzy::Engine::Choice.libafl_path!')
+      assert status.success?, err
+      assert_equal File.realpath(runtime), File.realpath(found)
+    end
+  end
+
   def test_a_missing_runtime_says_how_to_get_it
     Dir.mktmpdir do |dir|
-      error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }
+      error = assert_raises(Ruzzy::EngineUnavailableError) { Choice.libafl_path!(dir) }
       assert_match(/the libafl engine \(libafl_libfuzzer\.so\) was not built when ruzzy was installed: /,
                    error.message)
       assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools.*precompiled gem/, error.message)
 
-      File.write(File.join(dir, Engines::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
-      error = assert_raises(Ruzzy::EngineUnavailableError) { Engines.libafl_path!(dir) }
+      File.write(File.join(dir, Choice::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
+      error = assert_raises(Ruzzy::EngineUnavailableError) { Choice.libafl_path!(dir) }
       assert_match(/the build failed \(cargo failed: no network\)/, error.message)
     end
   end
