@@ -22,9 +22,7 @@
 
 require "etc"
 require "fileutils"
-require "json"
 require "open3"
-require "time"
 require "rbconfig"
 require "tmpdir"
 
@@ -409,7 +407,7 @@ module Bench
           "(#{Etc.nprocessors} cores; load average #{File.read("/proc/loadavg").split.first} at the end)",
           ["target", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", *counts.map { |count| "cov, #{count}" },
            "summary = sum of workers"], rows)
-    table("Workers: seconds from the start to each finding's group (group.json's first_seen, whole seconds)",
+    table("Workers: seconds from the start to each finding (its NEW line; start-up included)",
           ["target", "finding", *counts.map { |count| "#{count} worker(s)" }],
           finding_rows("planted bugs" => planted, SOLVE_ROW => solve))
   end
@@ -430,7 +428,7 @@ module Bench
   def finding_rows(targets)
     targets.flat_map do |label, runs|
       runs.flat_map { |run| run[:found].keys }.uniq.sort.map do |title|
-        [label, title, *runs.map { |run| run[:found][title]&.then { |seconds| fmt(seconds) } || "not found" }]
+        [label, title, *runs.map { |run| run[:found][title]&.then { |seconds| fmt(seconds, 1) } || "not found" }]
       end
     end
   end
@@ -442,19 +440,24 @@ module Bench
   end
 
   # One campaign of +harness+ with +count+ workers in a fresh directory
-  # (ruzzy's +options+ before it); its numbers.
+  # (ruzzy's +options+ before it); its numbers, with the seconds from the
+  # start to each group's NEW line.
   def workers_run(harness, count, *options, seconds: SECONDS, flags: [])
     Dir.mktmpdir("ruzzy-bench-workers") do |work|
-      started = Time.now
-      output, = Open3.capture2e("ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=1",
-                                "-max_total_time=#{seconds}", *flags, chdir: work)
+      started = now
+      found = {}
+      output = +""
+      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=1",
+                "-max_total_time=#{seconds}", *flags], err: %i[child out], chdir: work) do |io|
+        io.each_line do |line|
+          output << line
+          title = line[/\A  NEW  \S+ \([^)]*\): (.*)$/, 1]
+          found[title] ||= now - started if title
+        end
+      end
       findings = File.join(work, "ruzzy-findings")
       execs = output[/ruzzy: campaign: (\d+) executions/, 1].to_i
       own = File.read(File.join(findings, "campaign.log")).scan(/^<== worker \d+: .* after (\d+) executions$/)
-      found = Dir.glob(File.join(findings, "*", "group.json")).to_h do |path|
-        group = JSON.parse(File.read(path))
-        [group["title"], Time.parse(group["first_seen"]) - started]
-      end
       { rate: execs.fdiv(seconds), coverage: File.readlines(File.join(findings, "progress.csv")).last.split(",")[2],
         counted: execs.positive? && own.flatten.sum(&:to_i) == execs, found: }
     end
