@@ -112,8 +112,7 @@ module Ruzzy
       @sanitizer = nil
       @engine = nil
       @session = { ignore: [] }
-      @findings_dir = nil
-      @workers = nil
+      @findings_dir = @workers = nil
     end
 
     # Runs the command; returns the process exit status.
