@@ -7,6 +7,8 @@
 # BENCH_CORPUS_SECONDS (the run that builds each parser's corpus, default 60),
 # BENCH_SEEDS (seeds for solve times, default "1,2,3"),
 # BENCH_SAFE_SECONDS (each safe detector example, default 60),
+# BENCH_FINDING_SECONDS (the workers section's campaigns on the planted-bug
+# target and a solve row, default 60),
 # BENCH_SOURCES (where the c_extensions section keeps the gems' source
 # tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
 # default /var/cache/ruzzy/bench-sources), BENCH_GEMS (the c_extensions
@@ -18,6 +20,7 @@
 # Every number comes from this run on this machine; compare ratios, not
 # absolute values, between machines.
 
+require "etc"
 require "fileutils"
 require "open3"
 require "rbconfig"
@@ -371,6 +374,108 @@ module Bench
           ["target", "plain", "--keep-going", "keep-going / plain", "groups found"], rows)
   end
 
+  # Worker counts the workers section compares.
+  WORKER_COUNTS = [1, 2].freeze
+  # Seconds of each campaign on the planted-bug target and the solve row.
+  FINDING_SECONDS = Integer(ENV.fetch("BENCH_FINDING_SECONDS", "60"))
+  # The planted-bug campaign target (docs/campaigns.md): a Ruby exception,
+  # a hang in Ruby code and a heap-buffer-overflow in a C extension built
+  # with AddressSanitizer, each behind a short prefix.
+  PLANTED = <<~RUBY
+    require "ruzzy"
+    require_relative "faults"
+    Ruzzy.fuzz(lambda do |data|
+      Faults.overflow(data)
+      raise ArgumentError, "bad header" if data.start_with?("EX")
+      loop { data.hash } if data.start_with?("HANG")
+      nil
+    end)
+  RUBY
+  SOLVE_ROW = "two-stage integer checksum"
+
+  # A campaign's numbers with 1 and with 2 workers (`--workers=N`, each
+  # from an empty corpus, -seed=1): execs/s, the coverage reached
+  # (libFuzzer's count, the progress log's last row) and whether the
+  # closing line's count is the sum of the workers' own; then the seconds
+  # to each finding of the planted-bug target and of one solve row.
+  def workers
+    rows = PARSERS.map { |name| [name, *worker_cells(WORKER_COUNTS.map { |count| workers_run(target(name), count) })] }
+    planted = planted_runs
+    solve = WORKER_COUNTS.map { |count| workers_run(SOLVES.fetch(SOLVE_ROW), count, seconds: FINDING_SECONDS) }
+    rows << ["planted bugs (three.rb, #{FINDING_SECONDS} s)", *worker_cells(planted)]
+    rows << ["#{SOLVE_ROW} (#{FINDING_SECONDS} s)", *worker_cells(solve)]
+    counts = WORKER_COUNTS
+    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each from an empty corpus, -seed=1 " \
+          "(#{Etc.nprocessors} cores; load average #{File.read("/proc/loadavg").split.first} at the end)",
+          ["target", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", *counts.map { |count| "cov, #{count}" },
+           "summary = sum of workers"], rows)
+    table("Workers: seconds from the start to each finding (its NEW line; start-up included)",
+          ["target", "finding", *counts.map { |count| "#{count} worker(s)" }],
+          finding_rows("planted bugs" => planted, SOLVE_ROW => solve))
+  end
+
+  def planted_runs
+    Dir.mktmpdir("ruzzy-bench-planted") do |work|
+      File.write(File.join(work, "three.rb"), PLANTED)
+      build_faults(work)
+      WORKER_COUNTS.map do |count|
+        workers_run(File.join(work, "three.rb"), count, "--sanitizer=address", seconds: FINDING_SECONDS,
+                                                                               flags: ["-timeout=2"])
+      end
+    end
+  end
+
+  # A row per finding of each target ({label => runs}): the seconds to it
+  # with each worker count.
+  def finding_rows(targets)
+    targets.flat_map do |label, runs|
+      runs.flat_map { |run| run[:found].keys }.uniq.sort.map do |title|
+        [label, title, *runs.map { |run| run[:found][title]&.then { |seconds| fmt(seconds, 1) } || "not found" }]
+      end
+    end
+  end
+
+  def worker_cells(runs)
+    one, two = runs
+    [*runs.map { |run| fmt(run[:rate]) }, "#{fmt(two[:rate] / one[:rate], 2)}x", *runs.map { |run| run[:coverage] },
+     runs.all? { |run| run[:counted] } ? "yes" : "NO"]
+  end
+
+  # One campaign of +harness+ with +count+ workers in a fresh directory
+  # (ruzzy's +options+ before it); its numbers, with the seconds from the
+  # start to each group's NEW line.
+  def workers_run(harness, count, *options, seconds: SECONDS, flags: [])
+    Dir.mktmpdir("ruzzy-bench-workers") do |work|
+      started = now
+      found = {}
+      output = +""
+      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=1",
+                "-max_total_time=#{seconds}", *flags], err: %i[child out], chdir: work) do |io|
+        io.each_line do |line|
+          output << line
+          title = line[/\A  NEW  \S+ \([^)]*\): (.*)$/, 1]
+          found[title] ||= now - started if title
+        end
+      end
+      findings = File.join(work, "ruzzy-findings")
+      execs = output[/ruzzy: campaign: (\d+) executions/, 1].to_i
+      own = File.read(File.join(findings, "campaign.log")).scan(/^<== worker \d+: .* after (\d+) executions$/)
+      { rate: execs.fdiv(seconds), coverage: File.readlines(File.join(findings, "progress.csv")).last.split(",")[2],
+        counted: execs.positive? && own.flatten.sum(&:to_i) == execs, found: }
+    end
+  end
+
+  # Builds test/fixtures/c_ext/faults.c with AddressSanitizer into +dir+.
+  def build_faults(dir)
+    config = RbConfig::CONFIG
+    source = File.expand_path("../test/fixtures/c_ext/faults.c", DIR)
+    output, status = Open3.capture2e("clang", "-shared", "-fPIC", "-O1", "-g", "-fsanitize=address,fuzzer-no-link",
+                                     "-I#{config["rubyhdrdir"]}", "-I#{config["rubyarchhdrdir"]}", source,
+                                     "-o", File.join(dir, "faults.so"), "-L#{config["libdir"]}",
+                                     *config["LIBRUBYARG_SHARED"].split)
+    raise "building faults.c failed:\n#{output}" unless status.success?
+  end
+
   TYPED_TARGETS = %w[ipaddr uri].freeze
 
   # exec/s of typed targets (Ruzzy::Gen, with their defaults: canonical
@@ -670,7 +775,7 @@ module Bench
 end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
-              parsers campaign solves engine_solves engine_parsers detectors detector_cost detector_instructions
+              parsers campaign workers solves engine_solves engine_parsers detectors detector_cost detector_instructions
               instructions c_extensions].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS

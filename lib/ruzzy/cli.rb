@@ -18,6 +18,7 @@ require_relative "campaign/supervisor"
 require_relative "detectors"
 require_relative "user_code"
 require "rbconfig"
+require "etc"
 
 module Ruzzy
   # The `ruzzy` command: `ruzzy [OPTIONS] HARNESS.rb [libFuzzer flags and corpus dirs]`.
@@ -70,6 +71,8 @@ module Ruzzy
                            end if anything was found (ruzzy findings --help)
         --findings=DIR     where --keep-going files findings (implies it;
                            default #{DEFAULT_FINDINGS_DIR})
+        --workers=N        a campaign's processes fuzzing at once on one
+                           corpus (default: one per core, here #{Etc.nprocessors})
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message
@@ -109,7 +112,7 @@ module Ruzzy
       @sanitizer = nil
       @engine = nil
       @session = { ignore: [] }
-      @findings_dir = nil
+      @findings_dir = @workers = nil
     end
 
     # Runs the command; returns the process exit status.
@@ -147,6 +150,8 @@ module Ruzzy
 
       @argv.shift if @argv.first == "--"
       harness = @argv.shift or raise UsageError, "no harness given"
+      raise UsageError, "--workers is for a campaign (--keep-going)" if @workers && !@findings_dir
+
       [harness, @argv]
     end
 
@@ -164,6 +169,7 @@ module Ruzzy
       end
       parser.on("--keep-going") { @findings_dir ||= DEFAULT_FINDINGS_DIR }
       parser.on("--findings=DIR") { |dir| @findings_dir = dir }
+      CommandOptions.workers(parser) { |count| @workers = count }
       parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
       CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
       parser.on("--engine=NAME") { |name| @engine = Engine::Choice.canonical(name) }
@@ -211,13 +217,13 @@ module Ruzzy
       raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
 
       Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), target:,
-                               args: harness_args, program: @program, out: @err,
+                               args: harness_args, program: @program, out: @err, workers: @workers,
                                ruby_options: Relaunch.interpreter_options(@program, @original_argv)).run
     end
 
     # ruzzy's options for a campaign's worker: the campaign's own left out.
     def worker_options(words)
-      Relaunch.without_option(words - ["--", "--keep-going"], "--findings")
+      %w[--findings --workers].reduce(words - %w[-- --keep-going]) { |kept, name| Relaunch.without_option(kept, name) }
     end
 
     def run_dummy(args)

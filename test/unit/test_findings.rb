@@ -275,6 +275,52 @@ class TestFindings < Minitest::Test
     end
   end
 
+  # A campaign's workers record into one directory at once: two that find
+  # the same bug together make one group, announced once, every finding
+  # counted, the smallest input kept.
+  def test_processes_recording_the_same_bug_at_once_make_one_group_and_count_every_finding
+    in_tmpdir do |dir|
+      identity = Identity.of_report(EXCEPTION)
+      outcomes = record_at_once(dir, identity, PROCESSES, FINDINGS)
+      assert_equal 1, outcomes.sum { |tally| tally.fetch(:new, 0) }, outcomes.inspect
+      groups = Store.new(dir).groups
+      assert_equal 1, groups.size
+      group = groups.first
+      assert_equal PROCESSES * FINDINGS, group.findings, "every process's findings counted"
+      assert_equal 2 + PROCESSES, group.bytes, "the smallest input of all"
+      assert_equal "E" * group.bytes, File.binread(group.input_path)
+      assert_match(/report 0/, File.read(group.report_path), "its own report")
+    end
+  end
+
+  PROCESSES = 4
+  FINDINGS = 300
+
+  # Forks +processes+ that each record +findings+ findings of +identity+
+  # into +dir+ at once, with inputs that shrink (process 0's last input is
+  # the smallest of all); returns each one's tally of outcomes.
+  def record_at_once(dir, identity, processes, findings)
+    start = File.join(dir, "start")
+    readers = Array.new(processes) do |index|
+      reader, writer = IO.pipe
+      fork do
+        reader.close
+        sleep 0.01 until File.exist?(start)
+        store = Store.new(dir)
+        outcomes = Array.new(findings) do |count|
+          store.record(identity, "E" * (2 + (processes * (findings - count)) + index), "report #{index}\n")
+        end
+        store.flush
+        writer.write(Marshal.dump(outcomes.tally))
+        exit!(0)
+      end
+      writer.close
+      reader
+    end
+    File.write(start, "")
+    readers.map { |reader| Marshal.load(reader.read) }.tap { Process.waitall } # rubocop:disable Security/MarshalLoad
+  end
+
   def test_a_later_process_goes_on_counting_and_only_smaller_inputs_replace
     in_tmpdir do |dir|
       identity = Identity.of_report(TIMEOUT)

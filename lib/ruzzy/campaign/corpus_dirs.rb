@@ -31,6 +31,17 @@ module Ruzzy
         end
       end
 
+      # Moves each file of +dirs+ whose content is +input+ into +into+ (as
+      # from-corpus-NAME); returns their paths.
+      def set_aside(dirs, input, into)
+        dirs.flat_map { |dir| Dir.glob(File.join(dir, "*")) }.select do |file|
+          next false unless File.file?(file) && File.size(file) == input.bytesize && File.binread(file) == input
+
+          FileUtils.mv(file, File.join(into, "from-corpus-#{File.basename(file)}"))
+          true
+        end
+      end
+
       def create(dir)
         FileUtils.mkdir_p(dir)
       rescue SystemCallError => e

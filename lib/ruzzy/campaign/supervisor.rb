@@ -1,10 +1,10 @@
 # frozen_string_literal: true
 
 require "fileutils"
-require "io/wait"
+require "etc"
 require "rbconfig"
 require_relative "protocol"
-require_relative "worker_output"
+require_relative "workers"
 require_relative "display"
 require_relative "progress_log"
 require_relative "corpus_dirs"
@@ -18,19 +18,24 @@ require_relative "../cli/command_options"
 
 module Ruzzy
   module Campaign
-    # Runs a campaign: workers (`ruzzy [OPTIONS] HARNESS ...` with
-    # ENV_FINDINGS_DIR set) one after another until the time is up, each
-    # starting from the corpus the previous ones grew. A worker records
-    # Ruby exceptions and detector findings itself and keeps fuzzing; when a
-    # finding ends a worker, its artifact and report are filed here and the
-    # next worker starts. At the end: the summary, and EXIT_FINDING if
-    # anything was found.
+    # Runs a campaign: +workers+ worker processes (`ruzzy [OPTIONS] HARNESS
+    # ...` with ENV_FINDINGS_DIR set) fuzzing at once on one corpus until
+    # the time is up. libFuzzer re-reads the first corpus directory every
+    # -reload seconds (default 1), so each worker's new inputs reach the
+    # others while they run. A worker records Ruby exceptions and detector
+    # findings itself and keeps fuzzing; when a finding ends a worker (or
+    # it dies), its artifact and report are filed here and a new worker
+    # takes its place at once, the others going on. At the end: the
+    # summary, and EXIT_FINDING if anything was found.
     #
-    # libFuzzer's flags are the worker's, except: -max_total_time is the
-    # campaign's (each worker gets what is left), -seed=N gives worker k the
-    # seed N+k (so a new worker does not walk into the same finding again),
-    # -artifact_prefix is the campaign's, -runs counts per worker, and once a
-    # hang was found, -timeout is REPEAT_TIMEOUT unless given.
+    # libFuzzer's flags are the workers', except: -max_total_time is the
+    # campaign's (each worker gets what is left), -seed=N gives the k-th
+    # worker started the seed N+k (so that no two run alike and a new
+    # worker does not walk into the same finding again), -artifact_prefix
+    # is the campaign's, -runs counts per worker, -fork, -jobs and
+    # -workers choose the number of workers (Worker.count) instead of
+    # reaching libFuzzer, and once a hang was found, -timeout is
+    # REPEAT_TIMEOUT unless given.
     class Supervisor
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
@@ -39,36 +44,43 @@ module Ruzzy
       LOGGED = ProgressLog::COLUMNS.drop(1).map(&:to_sym).freeze
       # The artifact of the finding that ended a worker.
       ARTIFACT = Findings::FINAL_ARTIFACT
+      # Seconds a worker told to stop has before it is killed.
+      STOP_SECONDS = 10
 
       # +options+ are ruzzy's own options for the worker (before the
       # harness), +target+ what to fuzz (the harness's path, or "run-test",
       # the test file and the fuzz test's name), +args+ the harness's
       # arguments (libFuzzer flags and corpus directories), +ruby_options+
-      # those of the Ruby that runs +program+ (-I DIR). A fuzz test
-      # brings its own corpus directory; a harness without one gets
-      # DIR/corpus.
-      def initialize(dir:, options:, target:, args:, program:, out:, ruby_options: [])
+      # those of the Ruby that runs +program+ (-I DIR), +workers+ how many
+      # run at once (nil: see Worker.count). A fuzz test brings its
+      # own corpus directory; a harness without one gets DIR/corpus.
+      def initialize(dir:, options:, target:, args:, program:, out:, ruby_options: [], workers: nil)
         @store = Findings::Store.new(dir)
         @ruby_options = ruby_options
         @options = options
         @target = target.size == 1 ? [File.expand_path(target.first)] : target
-        @args = LibFuzzerArgs.new(["ruzzy", *args])
+        args = LibFuzzerArgs.new(["ruzzy", *args])
+        @count = Worker.count(workers, args)
+        @args = args.reject_flags { |name, _| Worker::FLAGS.include?(name) }
         @program = File.expand_path(program)
         @display = Display.new(out)
         @before = {}
-        @workers = 0
-        @executions = 0
         @interrupted = false
+        @stop_at = nil
+        @status = EXIT_OK
+        @startup_failures = 0
       end
 
       def run
         prepare
-        status = loop_workers
+        status = run_workers
         @store.flush
         groups = found_now
         seconds = now - @started
-        @display.news("ruzzy: campaign: #{@executions} executions in #{seconds.round} s " \
-                      "(#{(@executions / [seconds, 1e-3].max).round}/s), #{@workers} worker(s)")
+        executions = @workers.executions
+        @display.news("ruzzy: campaign: #{executions} executions in #{seconds.round} s " \
+                      "(#{(executions / [seconds, 1e-3].max).round}/s), #{@workers.started} worker(s), " \
+                      "#{@count} at a time")
         @display.summary(groups, groups.map(&:name) - @before.keys, ShownPath.of(@store.dir))
         return EXIT_FINDING unless groups.empty?
 
@@ -88,101 +100,108 @@ module Ruzzy
         @store.write_campaign(@reproduction.to_campaign.merge("timeout" => timeout))
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
         @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in " \
-                      "#{@corpus.map { |dir| ShownPath.of(dir) }.join(", ")}, log in #{ShownPath.of(log_path)}")
+                      "#{@corpus.map { |dir| ShownPath.of(dir) }.join(", ")}, log in #{ShownPath.of(log_path)}, " \
+                      "#{@count} worker(s)")
       end
 
-      # Runs workers until one ends without a finding; returns its status.
-      def loop_workers
-        startup_failures = 0
-        (0..).each do |index|
-          remaining = @deadline && (@deadline - now).ceil
-          return EXIT_OK if remaining && remaining <= 0
+      # Starts the workers and runs the campaign until every worker has
+      # ended and none is to replace it; returns the campaign's status.
+      def run_workers
+        File.open(log_path, "a") do |log|
+          log.sync = true
+          @workers = Workers.new(findings: @store.dir, log:, artifacts: artifacts_dir)
+          previous = trap_stop
+          begin
+            @count.times { start_worker }
+            follow_workers until @workers.empty?
+            show_status(ended: true)
+          ensure
+            previous.each { |signal, handler| trap(signal, handler) }
+            @workers.signal("KILL") # only if an exception ends the campaign early
+          end
+        end
+        @status
+      end
 
-          status, output = run_worker(index, remaining)
-          @workers = index + 1
-          return last_worker(status, output) if file_artifacts(output).zero? || @interrupted
+      # Reads what the running workers printed (at most a second's wait),
+      # handles those that ended and shows the status.
+      def follow_workers
+        @workers.follow(1) { |name, kind, title| announce(name, kind, title) }.each do |worker|
+          filed = file_artifacts(worker)
+          FileUtils.rm_rf(worker.artifacts)
+          next_step(worker, filed)
+        end
+        @workers.signal("KILL") if @stop_at && now > @stop_at
+        show_status
+      end
 
-          startup_failures = output.initialised? ? 0 : startup_failures + 1
-          return give_up(output) if startup_failures >= STARTUP_FAILURES
+      # Starts a worker with the time that is left, unless it is up.
+      def start_worker
+        remaining = @deadline && (@deadline - now).ceil
+        return if remaining && remaining <= 0
+
+        @workers.start { |index, artifacts| worker_command(index, remaining, artifacts) }
+      end
+
+      # What follows the end of +worker+ that left +filed+ artifacts:
+      # another worker in its place after a finding or when it was killed;
+      # none when its time or its -runs were up; the end of the campaign
+      # when it was interrupted or something is wrong.
+      def next_step(worker, filed)
+        return if @stop_at
+
+        code = worker.exit_code
+        return stop_campaign(EXIT_INTERRUPTED, interrupted: true) if code == EXIT_INTERRUPTED
+        return if code == EXIT_OK && filed.zero?
+        return stop_campaign(last_worker(code, worker.output)) if filed.zero? && !worker.killed?
+
+        @startup_failures = worker.output.initialised? ? 0 : @startup_failures + 1
+        return stop_campaign(give_up(worker.output)) if @startup_failures >= STARTUP_FAILURES
+
+        if filed.zero?
+          @display.news("  worker #{worker.index} (pid #{worker.pid}) #{worker.ended}; a new worker takes its place")
+        end
+        start_worker
+      end
+
+      # Ends the campaign with +status+: the running workers are told to
+      # stop (they print their counts) and killed if they do not within
+      # STOP_SECONDS.
+      def stop_campaign(status, interrupted: false)
+        @interrupted ||= interrupted
+        @status = status if @status == EXIT_OK
+        @stop_at ||= now + STOP_SECONDS
+        @workers.signal("INT")
+      end
+
+      # Ctrl-C (SIGINT) or SIGTERM: every worker stops, and the summary is
+      # printed. Returns the handlers it replaced.
+      def trap_stop
+        %w[INT TERM].to_h do |signal|
+          [signal, trap(signal) { stop_campaign(EXIT_INTERRUPTED, interrupted: true) }]
         end
       end
 
-      # The status of a worker that ended without a finding to file: the
-      # time was up, the run was interrupted, or something is wrong with
-      # the harness (said here, with what the worker printed last).
+      # The status of a worker that ended without a finding to file and
+      # not at its time: something is wrong with the harness (said here,
+      # with what the worker printed last).
       def last_worker(status, output)
-        return status if [EXIT_OK, EXIT_INTERRUPTED].include?(status) || @interrupted
-
         @display.news("ruzzy: a worker ended with status #{status} without a finding; it printed:\n" \
                       "#{output.report.lines.last(40).join}")
         status
       end
 
-      def run_worker(index, remaining)
-        output = File.open(log_path, "a") do |log|
-          log.puts "==> worker #{index}: #{worker_command(index, remaining).join(" ")}"
-          WorkerOutput.new(log).tap { |reader| @status = follow(reader, index, remaining) }
-        end
-        [@status, output]
-      end
-
-      # Runs one worker, reading its output until it ends; returns its exit
-      # status.
-      def follow(reader, index, remaining)
-        env = { ENV_FINDINGS_DIR => @store.dir }
-        IO.popen(env, worker_command(index, remaining), err: %i[child out]) do |io|
-          @worker = io.pid
-          previous = trap_interrupt
-          read_all(io, reader)
-          trap("INT", previous)
-        end
-        @executions += reader.progress&.executions.to_i
-        status = Process.last_status
-        status.exitstatus || (128 + status.termsig.to_i)
-      end
-
-      def read_all(io, reader)
-        loop do
-          ready = io.wait_readable(1)
-          if ready
-            chunk = io.read_nonblock(65_536, exception: false)
-            break if chunk.nil?
-
-            reader.feed(chunk) { |name, kind, title| announce(name, kind, title) } if chunk.is_a?(String)
-          end
-          show_status(reader)
-        end
-        reader.finish { |name, kind, title| announce(name, kind, title) }
-        show_status(reader, ended: true)
-      end
-
-      def trap_interrupt
-        trap("INT") do
-          @interrupted = true
-          Process.kill("INT", @worker)
-        rescue SystemCallError
-          nil
-        end
-      end
-
       # Shows the status line and logs progress when either is due (+ended+:
-      # the worker ended, its last numbers are logged).
-      def show_status(reader, ended: false)
+      # the campaign ended, its last numbers are logged).
+      def show_status(ended: false)
         return if !ended && @last_status && now - @last_status < 1
 
         @last_status = now
-        progress = reader.progress
+        counted, reached = @workers.numbers
         found = found_now
-        @reached = reader.reached || @reached
-        # Coverage and corpus stay those the last worker reported until the
-        # new one reports its own (it starts from the same corpus).
-        @coverage = progress&.coverage || @coverage
-        @corpus_size = progress&.corpus || @corpus_size
-        numbers = { executions: @executions + progress&.executions.to_i, coverage: @coverage.to_i,
-                    corpus: @corpus_size.to_i, groups: found.size,
-                    findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
-        @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round,
-                                   reached: @reached)
+        numbers = { **counted, groups: found.size,
+                               findings: found.sum { |group| group.findings - @before.fetch(group.name, 0) } }
+        @display.status(**numbers, exec_per_second: (numbers[:executions] / [now - @started, 1].max).round, reached:)
         @progress_log.record(now - @started, force: ended) { numbers.values_at(*LOGGED) }
       end
 
@@ -196,18 +215,25 @@ module Ruzzy
         @display.news("  NEW  #{name} (#{kind}): #{title}")
       end
 
-      # Files the artifacts a worker left (the finding that ended it);
+      # Files the artifacts +worker+ left (the finding that ended it);
       # returns how many.
-      def file_artifacts(output)
-        artifacts = Dir.children(artifacts_dir).grep(ARTIFACT).sort
+      def file_artifacts(worker)
+        artifacts = Dir.children(worker.artifacts).grep(ARTIFACT).sort
+        output = worker.output
         report = output.report
         identity = Findings::Identity.of_report(report)
         artifacts.each do |name|
-          path = File.join(artifacts_dir, name)
+          path = File.join(worker.artifacts, name)
           input = File.binread(path)
           outcome = @store.record(identity, input, filed_report(report, path, identity.group))
           File.delete(path)
-          set_aside_corpus_input(input, identity) unless output.initialised?
+          unless output.initialised?
+            # An input of the corpus that ends the worker while libFuzzer
+            # reads the corpus would end every worker: it moves into its group.
+            CorpusDirs.set_aside(@corpus, input, File.join(@store.dir, identity.group)).each do |file|
+              @display.news("  moved #{ShownPath.of(file)} (it ends every worker) into #{identity.group}/")
+            end
+          end
           announce(identity.group, identity.kind, identity.title) if outcome == :new
           @hang_found ||= identity.kind == Findings::KINDS[:timeout].group
         end
@@ -222,32 +248,19 @@ module Ruzzy
                                            minimise: Findings::Reproduction.minimise_line(@store.dir, group))
       end
 
-      # An input of the corpus that ends the worker while libFuzzer reads
-      # the corpus would end every worker: it moves into its group.
-      def set_aside_corpus_input(input, identity)
-        @corpus.each do |dir|
-          Dir.glob(File.join(dir, "*")).each do |file|
-            next unless File.file?(file) && File.size(file) == input.bytesize && File.binread(file) == input
-
-            FileUtils.mv(file, File.join(@store.dir, identity.group, "from-corpus-#{File.basename(file)}"))
-            @display.news("  moved #{ShownPath.of(file)} (it ends every worker) into #{identity.group}/")
-          end
-        end
-      end
-
       def give_up(output)
         @display.news("ruzzy: #{STARTUP_FAILURES} workers in a row ended before fuzzing started; " \
                       "the last one printed:\n#{output.report}")
         EXIT_HARNESS_ERROR
       end
 
-      def worker_command(index, remaining)
+      def worker_command(index, remaining, artifacts)
         args = @args
         args = args.with("max_total_time", remaining) if remaining
         seed = Integer(args.value("seed") || "0", 10)
         args = args.with("seed", seed + index) if seed.positive?
         args = args.with("timeout", REPEAT_TIMEOUT) if @hang_found && !args.given?("timeout")
-        args = args.with("artifact_prefix", "#{artifacts_dir}/")
+        args = args.with("artifact_prefix", "#{artifacts}/")
         flags = args.to_a.drop(1).select { |word| word.start_with?("-") && !word.start_with?("-exact_artifact_path=") }
         [*command, *flags, *@corpus]
       rescue ArgumentError

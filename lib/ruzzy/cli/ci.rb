@@ -4,6 +4,7 @@ require "open3"
 require "rbconfig"
 require "fileutils"
 require "digest/sha1"
+require "etc"
 require_relative "../exit_status"
 require_relative "command_options"
 require_relative "../findings/store"
@@ -26,12 +27,21 @@ module Ruzzy
   # LOG_DIR/<slug>.log. With
   # --stop-at-first, the first finding ends the test's run. `lib/` is on
   # the load path, as with `rake test`.
+  #
+  # Fuzz tests run at once, on --workers cores (default: all): as many
+  # tests as there are cores, a test started while cores are spare getting
+  # its share of them as campaign workers (one test on two cores: a
+  # campaign with two workers). Each test's lines are printed together when
+  # it ends.
   class CI
     USAGE = <<~TEXT.freeze
-      Usage: ruzzy ci [--seconds=N] [--log-dir=DIR] [--stop-at-first] [PATH...] [-- LIBFUZZER_FLAGS]
+      Usage: ruzzy ci [--seconds=N] [--workers=N] [--log-dir=DIR] [--stop-at-first] [PATH...] [-- LIBFUZZER_FLAGS]
 
       Runs every fuzz test (fuzz_test in Minitest or RSpec files under PATH,
       default test/ and spec/) for N seconds (default 60) and prints a summary.
+      Tests run at once on --workers processes (default: one per core, here
+      #{Etc.nprocessors}): as many tests at a time, spare ones as more
+      workers of a test's campaign; each test's lines are printed when it ends.
       Every finding is recorded, grouped by bug, in DIR/findings/<test>/ (see
       ruzzy findings) and fuzzing goes on; --stop-at-first ends a test's run
       at its first finding instead.
@@ -52,6 +62,7 @@ module Ruzzy
       @log_dir = "ruzzy-ci-logs"
       @flags = []
       @keep_going = true
+      @workers = Etc.nprocessors
     end
 
     def run
@@ -63,9 +74,9 @@ module Ruzzy
         @out.puts "ruzzy ci: no fuzz tests found in #{paths.empty? ? "test/ or spec/" : @argv.join(", ")}"
         return EXIT_OK
       end
-      @out.puts "ruzzy ci: #{tests.size} fuzz test(s), #{@seconds} s each"
-      results = tests.map { |test| fuzz(test) }
-      summarize(results)
+      @out.puts "ruzzy ci: #{tests.size} fuzz test(s), #{@seconds} s each, #{[@workers, tests.size].min} at a time"
+      @out.flush
+      summarize(fuzz_all(tests))
     end
 
     private
@@ -80,6 +91,7 @@ module Ruzzy
         @seconds = seconds
       end
       parser.on("--log-dir=DIR") { |dir| @log_dir = dir }
+      CommandOptions.workers(parser) { |count| @workers = count }
       parser.on("--stop-at-first") { @keep_going = false }
       return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
 
@@ -110,14 +122,42 @@ module Ruzzy
       output.lines.grep(/\AFUZZ_TEST\t/).map { |line| Test.new(*line.chomp.split("\t").drop(1)) }
     end
 
-    def fuzz(test)
+    # Fuzzes +tests+ at once on @workers cores, printing each one's report
+    # when it ends; returns the results in the order of +tests+. A test
+    # starts when a core is free and gets an equal share of the free cores
+    # with the tests still waiting (at least one).
+    def fuzz_all(tests)
       FileUtils.mkdir_p(@log_dir)
+      waiting = tests.each_with_index.to_a
+      results = []
+      ended = Queue.new
+      running = {}
+      free = @workers
+      until waiting.empty? && running.empty?
+        while free.positive? && !waiting.empty?
+          cores = [free / waiting.size, 1].max
+          test, index = waiting.shift
+          free -= cores
+          running[index] = [cores, Thread.new(test, index, cores) { |*job| ended << [job[1], fuzz(job[0], job[2])] }]
+        end
+        index, result = ended.pop
+        cores, thread = running.delete(index)
+        thread.join
+        free += cores
+        report(result)
+        results[index] = result
+      end
+      results
+    end
+
+    # Fuzzes +test+ with +workers+ campaign workers.
+    def fuzz(test, workers)
       log = File.join(@log_dir, "#{FuzzTest.slug(test.name)}.log")
       corpus = corpus_of(test)
       before = count_files(corpus)
       findings = File.join(@log_dir, "findings", FuzzTest.slug("#{ShownPath.of(test.file)} #{test.name}"))
       FileUtils.rm_rf(findings)
-      campaign = @keep_going ? ["--findings=#{findings}"] : []
+      campaign = @keep_going ? ["--findings=#{findings}", "--workers=#{workers}"] : []
       command = [RbConfig.ruby, @program, *campaign, "run-test", test.file, test.name, "-max_total_time=#{@seconds}",
                  *@flags]
       output, status = Open3.capture2e(environment, *command)
@@ -155,7 +195,6 @@ module Ruzzy
     end
 
     def summarize(results)
-      results.each { |result| report(result) }
       found = results.count { |result| result.status == EXIT_FINDING }
       failed = results.count { |result| ![EXIT_OK, EXIT_FINDING].include?(result.status) }
       @out.puts "ruzzy ci: #{found} of #{results.size} fuzz test(s) found a bug" \
@@ -165,30 +204,32 @@ module Ruzzy
       failed.positive? ? EXIT_HARNESS_ERROR : EXIT_OK
     end
 
+    # Prints +result+'s lines in one write (tests end while others run).
     def report(result)
       test = result.test
       where = "#{test.name} (#{ShownPath.of(test.file)})"
-      case result.status
-      when EXIT_OK
-        @out.puts "  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"
-      when EXIT_FINDING
-        report_finding(where, result)
-      else
-        @out.puts "  ERROR  #{where}: exit status #{result.status.inspect}, see #{result.log}"
-      end
+      lines = case result.status
+              when EXIT_OK
+                ["  ok     #{where}: corpus #{result.before} -> #{result.after} inputs"]
+              when EXIT_FINDING
+                finding_lines(where, result)
+              else
+                ["  ERROR  #{where}: exit status #{result.status.inspect}, see #{result.log}"]
+              end
+      @out.write(lines.map { |line| "#{line}\n" }.join)
+      @out.flush
     end
 
-    def report_finding(where, result)
+    def finding_lines(where, result)
       if result.groups.empty?
-        @out.puts "  FOUND  #{where}: #{result.finding || "see the log"}"
-        @out.puts "         input: #{ShownPath.of(result.artifact)}" if result.artifact
-        @out.puts "         it now fails as a regression example in the ordinary test run"
-        return
+        return ["  FOUND  #{where}: #{result.finding || "see the log"}",
+                *(result.artifact ? ["         input: #{ShownPath.of(result.artifact)}"] : []),
+                "         it now fails as a regression example in the ordinary test run"]
       end
-      @out.puts "  FOUND  #{where}: #{result.groups.size} bug(s), #{result.groups.sum(&:findings)} finding(s)"
-      result.groups.each { |group| @out.puts "         #{group.name}: #{group.title}" }
-      @out.puts "         each now fails as a regression example in the ordinary test run; " \
-                "ruzzy findings #{ShownPath.of(File.dirname(result.groups.first.dir))} shows them"
+      ["  FOUND  #{where}: #{result.groups.size} bug(s), #{result.groups.sum(&:findings)} finding(s)",
+       *result.groups.map { |group| "         #{group.name}: #{group.title}" },
+       "         each now fails as a regression example in the ordinary test run; " \
+       "ruzzy findings #{ShownPath.of(File.dirname(result.groups.first.dir))} shows them"]
     end
   end
 end

@@ -44,6 +44,22 @@ module Ruzzy
       parser.on("--sanitizer=NAME") { |name| yield Sanitizers.canonical(name) }
     end
 
+    # --workers=N: yields N, a whole number of 1 or more.
+    def workers(parser)
+      parser.on("--workers=N") { |text| yield worker_count(text, "--workers") }
+    end
+
+    # +text+ as a number of worker processes for the option +name+ (0
+    # too with +zero+: libFuzzer's "off"); raises UsageError otherwise.
+    def worker_count(text, name, zero: false)
+      count = Integer(text, 10)
+      raise ArgumentError if count.negative? || (count.zero? && !zero)
+
+      count
+    rescue ArgumentError, TypeError
+      raise UsageError, "#{name} takes a whole number of workers, 1 or more, got #{text.inspect}"
+    end
+
     # Parses +argv+ in place with +parser+. With in_order: true, parsing
     # stops at the first argument that is not an option (the harness:
     # everything after it is the harness's); otherwise options may stand

@@ -21,12 +21,24 @@ module Ruzzy
     # written at most once per FLUSH_SECONDS per group, and by #flush: a
     # process that dies without flushing loses at most that much counting,
     # never a group.
+    #
+    # Several processes (a campaign's workers and its supervisor) record
+    # into one directory at once. Every change to a group on disk is made
+    # under an exclusive lock of LOCK (flock: released when a process
+    # dies) from what is on disk then, never from what this process read
+    # earlier: of two processes that find the same bug at once exactly
+    # one gets :new, counts are added (each process adds its own, not yet
+    # written, to the count on disk), and the smaller input wins. A repeat
+    # is known without the lock or the disk: a group's input only ever
+    # shrinks, so an input no smaller than the one this process last saw
+    # is no smaller than the one on disk.
     class Store
       FLUSH_SECONDS = 1.0
       CAMPAIGN = "campaign.json"
       GROUP = "group.json"
       INPUT = "input"
       REPORT = "report.txt"
+      LOCK = ".lock"
 
       # A group as read from disk.
       Group = Struct.new(:name, :kind, :token, :title, :findings, :bytes, :first_seen, :last_seen, :dir,
@@ -44,40 +56,65 @@ module Ruzzy
 
       def initialize(dir)
         @dir = File.expand_path(dir)
-        @groups = {}
-        @unflushed = {}
+        # The smallest input size seen per group name (nil: none yet).
+        @bytes = {}
+        # Findings per group name not yet added to the count on disk, and
+        # when they are due.
+        @unflushed = Hash.new(0)
+        @due = {}
       end
 
       # Records one finding of +identity+ with +input+ and its +report+;
-      # returns :new (the first of its group), :smaller (a smaller input
-      # replaced the group's) or :repeat.
+      # returns :new (the first of its group, in any process), :smaller (a
+      # smaller input replaced the group's) or :repeat.
       def record(identity, input, report)
-        group = @groups[identity.group] ||= load_group(identity.group) || new_group(identity)
-        group.findings += 1
-        group.last_seen = now
-        outcome = if group.bytes.nil? then :new
-                  elsif input.bytesize < group.bytes then :smaller
-                  else
-                    :repeat
-                  end
-        outcome == :repeat ? flush_later(group) : replace_input(group, identity, input, report)
-        outcome
+        name = identity.group
+        known = @bytes[name]
+        if known && input.bytesize >= known
+          @unflushed[name] += 1
+          flush_later(name)
+          return :repeat
+        end
+
+        locked do
+          group = load_group(name)
+          outcome = if group.nil? then :new
+                    elsif input.bytesize < group.bytes.to_i then :smaller
+                    else
+                      :repeat
+                    end
+          group ||= new_group(identity)
+          group.findings += 1 + @unflushed.delete(name).to_i
+          group.last_seen = now
+          @due.delete(name)
+          outcome == :repeat ? write_group(group) : replace_input(group, identity, input, report)
+          @bytes[name] = group.bytes
+          outcome
+        end
       end
 
       # Makes +input+ (with its +report+) the input of +identity+'s group if
       # it is smaller than the one there; returns whether it was.
       def offer_smaller(identity, input, report)
-        group = @groups[identity.group] ||= load_group(identity.group)
-        return false unless group && input.bytesize < group.bytes.to_i
+        locked do
+          group = load_group(identity.group)
+          return false unless group && input.bytesize < group.bytes.to_i
 
-        replace_input(group, identity, input, report)
-        true
+          replace_input(group, identity, input, report)
+          @bytes[group.name] = group.bytes
+          true
+        end
       end
 
-      # Writes the counts not written yet.
+      # Adds the counts not written yet to those on disk.
       def flush
-        @unflushed.each_key { |name| write_group(@groups.fetch(name)) }
+        return if @unflushed.empty?
+
+        locked do
+          @unflushed.each { |name, count| add_count(name, count) }
+        end
         @unflushed.clear
+        @due.clear
       end
 
       # Every group on disk, most frequent first.
@@ -130,7 +167,7 @@ module Ruzzy
       end
 
       # Makes +input+, its +report+ and the title of its +identity+ the
-      # group's, and writes the group.
+      # group's, and writes the group (under the lock).
       def replace_input(group, identity, input, report)
         group.bytes = input.bytesize
         group.title = identity.title
@@ -139,17 +176,43 @@ module Ruzzy
         write_group(group)
       end
 
-      def flush_later(group)
-        due = @unflushed[group.name] ||= Process.clock_gettime(Process::CLOCK_MONOTONIC) + FLUSH_SECONDS
+      # Writes +name+'s unwritten count once it is due.
+      def flush_later(name)
+        due = @due[name] ||= Process.clock_gettime(Process::CLOCK_MONOTONIC) + FLUSH_SECONDS
         return if Process.clock_gettime(Process::CLOCK_MONOTONIC) < due
 
-        @unflushed.delete(group.name)
+        count = @unflushed.delete(name)
+        @due.delete(name)
+        locked { add_count(name, count) }
+      end
+
+      # Adds +count+ findings to +name+'s group on disk (under the lock).
+      def add_count(name, count)
+        group = load_group(name) or return
+
+        group.findings += count
+        group.last_seen = now
         write_group(group)
       end
 
       def write_group(group)
         fields = group.to_h.except(:name, :dir)
         write(File.join(group.dir, GROUP), "#{JSON.pretty_generate(fields)}\n")
+      end
+
+      # Runs the block holding the directory's lock (exclusive among
+      # processes; re-entrant within one).
+      def locked
+        return yield if @locked
+
+        FileUtils.mkdir_p(@dir)
+        File.open(File.join(@dir, LOCK), File::RDWR | File::CREAT, 0o644) do |file|
+          file.flock(File::LOCK_EX)
+          @locked = true
+          yield
+        ensure
+          @locked = false
+        end
       end
 
       def write(path, content)
