@@ -378,19 +378,9 @@ module Bench
   WORKER_COUNTS = [1, 2].freeze
   # Seconds of each campaign on the planted-bug target and the solve row.
   FINDING_SECONDS = Integer(ENV.fetch("BENCH_FINDING_SECONDS", "60"))
-  # The planted-bug campaign target (docs/campaigns.md): a Ruby exception,
-  # a hang in Ruby code and a heap-buffer-overflow in a C extension built
-  # with AddressSanitizer, each behind a short prefix.
-  PLANTED = <<~RUBY
-    require "ruzzy"
-    require_relative "faults"
-    Ruzzy.fuzz(lambda do |data|
-      Faults.overflow(data)
-      raise ArgumentError, "bad header" if data.start_with?("EX")
-      loop { data.hash } if data.start_with?("HANG")
-      nil
-    end)
-  RUBY
+  # The planted-bug campaign target (docs/campaigns.md), shared with the
+  # campaign search test.
+  PLANTED = File.expand_path("../test/fixtures/campaign/three_bugs.rb", DIR)
   SOLVE_ROW = "two-stage integer checksum"
 
   # A campaign's numbers with 1 and with 2 workers (`--workers=N`, each
@@ -416,7 +406,7 @@ module Bench
 
   def planted_runs
     Dir.mktmpdir("ruzzy-bench-planted") do |work|
-      File.write(File.join(work, "three.rb"), PLANTED)
+      FileUtils.cp(PLANTED, File.join(work, "three.rb"))
       build_faults(work)
       WORKER_COUNTS.map do |count|
         workers_run(File.join(work, "three.rb"), count, "--sanitizer=address", seconds: FINDING_SECONDS,

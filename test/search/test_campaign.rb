@@ -14,15 +14,7 @@ class TestCampaignSearch < Minitest::Test
     prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
     in_tmpdir do |dir|
       build_c_extension(dir, FAULTS, sanitize: "address")
-      write_harness(dir, <<~RUBY)
-        require_relative "faults"
-        Ruzzy.fuzz(lambda do |data|
-          Faults.overflow(data)
-          raise ArgumentError, "bad header" if data.start_with?("EX")
-          loop { data.hash } if data.start_with?("HANG")
-          nil
-        end)
-      RUBY
+      FileUtils.cp(File.join(FIXTURES, "campaign", "three_bugs.rb"), File.join(dir, "harness.rb"))
       result = ruzzy("--sanitizer=address", "--keep-going", "--workers=2", "harness.rb", "-seed=1", "-timeout=2",
                      "-max_total_time=120", chdir: dir)
       assert_exit 77, result
