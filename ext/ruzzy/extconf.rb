@@ -13,6 +13,8 @@
 #                            then ~/.cargo/bin/cargo)
 #   LIBCLANG_PATH            where libclang.so is, when not in the usual places
 #   RUZZY_CARGO_TARGET_DIR   keep build products there (faster rebuilds while developing)
+#   CARGO_BUILD_TARGET       cross-compile for this Rust target (cargo reads it; the
+#                            product is then under target/<triple>/release)
 
 require "rbconfig"
 require "shellwords"
@@ -87,7 +89,9 @@ keep_target = ENV.fetch("RUZZY_CARGO_TARGET_DIR", "")
 target_dir = keep_target.empty? ? File.join(ext_dir, "target") : File.expand_path(keep_target)
 sitearchdir = RbConfig::CONFIG["sitearchdir"]
 dlext = RbConfig::CONFIG["DLEXT"]
-built = File.join(target_dir, "release", "libruzzy.so")
+# cargo puts a build for an explicit --target (CARGO_BUILD_TARGET) under its triple.
+cross_target = ENV.fetch("CARGO_BUILD_TARGET", "")
+built = File.join(target_dir, *(cross_target.empty? ? [] : [cross_target]), "release", "libruzzy.so")
 remove_target = keep_target.empty? ? "\trm -rf #{target_dir.shellescape}\n" : ""
 
 File.write("Makefile", <<~MAKE)

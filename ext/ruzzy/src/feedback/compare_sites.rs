@@ -36,6 +36,7 @@ const STUB_BYTES: usize = 16;
 /// table on a 4 KiB boundary those bits depend on the site only, not on
 /// where the linker put the table, so a seed runs the same inputs whatever
 /// the build.
+#[cfg(target_arch = "x86_64")]
 const TABLE_ALIGN: usize = 4096;
 /// Longest prefix of a byte comparison libFuzzer learns from.
 const MAX_BYTES: usize = 64;
