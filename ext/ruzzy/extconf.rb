@@ -67,7 +67,7 @@ end
 def check_libclang
   return if !ENV.fetch("LIBCLANG_PATH", "").empty? || !executables("llvm-config").empty?
 
-  dirs = %w[/usr/lib/llvm-*/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/lib]
+  dirs = %w[/usr/lib/llvm-*/lib /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib]
   return if dirs.any? { |dir| !Dir.glob(File.join(dir, "libclang{,-*}.so*")).empty? }
 
   abort <<~MSG
