@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "error"
+require_relative "settings"
 require_relative "name_list"
 require_relative "own_files"
 require_relative "native"
@@ -63,7 +64,8 @@ module Ruzzy
     # All detectors but those named in RUZZY_DISABLE_DETECTORS ("all" for
     # none).
     def environment_setting
-      without(ENV.fetch("RUZZY_DISABLE_DETECTORS", "").split(","), "--disable-detectors (or RUZZY_DISABLE_DETECTORS)")
+      without(ENV.fetch(Settings::DISABLE_DETECTORS, "").split(","),
+              "--disable-detectors (or #{Settings::DISABLE_DETECTORS})")
     end
 
     # The detectors: setting that turns off those in +disabled+ (names;

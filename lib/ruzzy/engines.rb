@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "error"
+require_relative "settings"
 require_relative "engine/libfuzzer_args"
 require_relative "native"
 require_relative "sanitizers"
@@ -17,7 +18,7 @@ module Ruzzy
     NAMES = %w[libfuzzer libafl].freeze
     DEFAULT = "libfuzzer"
     # The environment variable that picks the engine of Ruzzy.fuzz.
-    ENV_NAME = "RUZZY_ENGINE"
+    ENV_NAME = Settings::ENGINE
     LIBAFL_FILE = "libafl_libfuzzer.so"
     # The install-time build's report (ext/ruzzy/build_libafl.rb).
     LIBAFL_STATUS_FILE = "libafl.txt"

@@ -86,6 +86,15 @@ module Ruzzy
     RAISED_AS = RuntimeError
   end
 
+  # A campaign's finding cannot be run again as the campaign ran it
+  # (`ruzzy findings replay`, `minimise`): the directory it ran in, or its
+  # command, is gone. The message says which.
+  module ReproductionError
+    include Error
+    extend Error::Tag
+    RAISED_AS = RuntimeError
+  end
+
   # A typed fuzz test's regression file (`ruzzy fuzz v1`) cannot be read,
   # or its values do not fit the test's generators. The message names the
   # file, and the line and column where it can.

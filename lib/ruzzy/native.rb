@@ -3,6 +3,8 @@
 require "rbconfig"
 require_relative "error"
 require_relative "exit_status"
+require_relative "findings/kinds"
+require_relative "settings"
 
 module Ruzzy
   # Where ruzzy's native files are, and loading the extension from there.
@@ -12,7 +14,9 @@ module Ruzzy
   # one set per Ruby version in lib/ruzzy/<major.minor>/ and loads the one
   # for RUBY_VERSION, as rake-compiler's "fat" gems do. This file loads no
   # native code itself, so the `ruzzy` command can use it before
-  # re-executing itself under a sanitizer preload.
+  # re-executing itself under a sanitizer preload. It requires what the
+  # extension reads when it loads: the exit statuses, the error tags, the
+  # kinds of finding and the name of the coverage locations setting.
   module Native
     # The Ruby version the precompiled set must match ("3.4").
     RUBY_MINOR = RUBY_VERSION[/\A\d+\.\d+/]

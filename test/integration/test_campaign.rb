@@ -344,6 +344,24 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A campaign whose directory is gone cannot be replayed as it ran: a
+  # usage error that says where it ran, not a stack trace.
+  def test_findings_of_a_campaign_whose_directory_is_gone_say_so
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise TypeError, 'always' })")
+      assert_exit 77, ruzzy("--findings=found", "harness.rb", "-seed=1", "-runs=10", chdir: dir)
+      settings = File.join(dir, "found", "campaign.json")
+      File.write(settings, JSON.generate(JSON.parse(File.read(settings)).merge("directory" => "/nonexistent/ran-here")))
+      group = list_groups(dir, "found").first[:name]
+      %w[replay minimise].each do |verb|
+        result = ruzzy("findings", "found", verb, group, chdir: dir)
+        assert_exit 2, result
+        assert_match(%r{\Aruzzy: the campaign ran in /nonexistent/ran-here, which no longer exists }, result.stderr)
+        assert result.stderr.end_with?(")\nRun `ruzzy --help` for usage.\n"), result.stderr
+      end
+    end
+  end
+
   private
 
   # A campaign on a harness that needs a library from a gem home on

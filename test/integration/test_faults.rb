@@ -177,13 +177,22 @@ class TestFaults < Minitest::Test
 
   def test_out_of_memory
     in_tmpdir do |dir|
+      # The input grows until the memory check (once a second) catches it
+      # running, however slow the machine: a few hundred MB a second.
       write_harness(dir, <<~RUBY)
         KEEP = []
-        Ruzzy.fuzz(->(data) { KEEP << ("x" * 50_000_000) if data == "OOM"; nil })
+        Ruzzy.fuzz(lambda do |data|
+          while data == "OOM"
+            KEEP << ("x" * 1_000_000)
+            spin = 0
+            spin += 1 while spin < 100_000
+          end
+          nil
+        end)
       RUBY
       corpus = File.join(dir, "corpus")
       FileUtils.mkdir_p(corpus)
-      12.times { |i| File.write(File.join(corpus, "oom#{i}"), "OOM") }
+      File.write(File.join(corpus, "oom"), "OOM")
       result = ruzzy("harness.rb", "-seed=1", "-rss_limit_mb=300", "-runs=#{runs(100_000)}", corpus, chdir: dir)
       assert_exit 71, result
       assert_match(/ERROR: libFuzzer: out-of-memory/, result.stderr)

@@ -6,7 +6,7 @@ require_relative "../test_helper"
 # every function the native code gives C to call (an `extern "C" fn`: a
 # method body, an event hook, a signal handler, a sanitizer or libFuzzer
 # callback, a trampoline) has a row in its "Entry points from C" table,
-# and no table counts lines.
+# every source file has a row, and no table counts lines.
 class TestArchitectureDoc < Minitest::Test
   ROOT = RuzzyTestHelper::ROOT
   SRC = File.join(ROOT, "ext", "ruzzy", "src")
@@ -48,6 +48,18 @@ class TestArchitectureDoc < Minitest::Test
     assert_empty missing.map { |path, name| "#{path}::#{name}" },
                  "entry points from C missing in docs/architecture.md (a row: what calls it, what it " \
                  "allocates, whether it may run Ruby code; for a signal handler, that it is async-signal-safe)"
+  end
+
+  # Every source file of the crate has a row saying what it is for (a
+  # subsystem's mod.rs is the subsystem's own row, its folder).
+  def test_every_native_source_file_has_a_row
+    files = Dir.glob("**/*.{rs,c}", base: SRC).reject { |file| file.end_with?("/mod.rs") }
+    assert_operator files.size, :>, 50, "ext/ruzzy/src is where it was expected"
+    rows = File.read(DOC).lines.grep(/\A\| `/)
+    missing = files.reject do |file|
+      rows.any? { |row| row.start_with?("| `#{file}`", "| `ext/ruzzy/src/#{file}`") }
+    end
+    assert_empty missing, "source files without a row in docs/architecture.md (what each one is for)"
   end
 
   def test_the_check_tells_a_row_from_a_mention_elsewhere

@@ -66,10 +66,14 @@ class TestLayers < Minitest::Test
   end
 
   # The `super::` chains of the file at `path` (relative to SRC) that climb
-  # out of its top-level module.
+  # out of its top-level module. After an inline `mod tests {` a chain is one
+  # level deeper (a file's unit tests come last).
   def climbing_out(path, code)
     depth = path.delete_suffix(".rs").delete_suffix("/mod").split("/").size
-    code.scan(/\b((?:super::)+)/).map { |(chain)| chain.scan("super::").size }.select { |k| k >= depth }
+    outer, inner = code.split(/^\s*mod \w+ \{/, 2)
+    [[outer, depth], [inner.to_s, depth + 1]].flat_map do |part, levels|
+      part.scan(/\b((?:super::)+)/).map { |(chain)| chain.scan("super::").size }.select { |k| k >= levels }
+    end
   end
 
   # ["engine/driver.rs names crate::findings", ...] for module `name`, whose

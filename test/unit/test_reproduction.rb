@@ -62,10 +62,10 @@ class TestReproduction < Minitest::Test
 
   def test_a_campaign_whose_directory_is_gone_says_so
     gone = Reproduction.new([RbConfig.ruby, "-e", "exit 0"], "/nonexistent/campaign-dir", {})
-    error = assert_raises(Ruzzy::CommandOptions::UsageError) { gone.run("input") }
+    error = assert_raises(Ruzzy::ReproductionError) { gone.run("input") }
     assert_match(%r{ran in /nonexistent/campaign-dir, which no longer exists}, error.message)
     missing = Reproduction.new(["/nonexistent/ruby", "x.rb"], Dir.pwd, {})
-    error = assert_raises(Ruzzy::CommandOptions::UsageError) { missing.run("input") }
+    error = assert_raises(Ruzzy::ReproductionError) { missing.run("input") }
     assert_match(%r{cannot run: .*/nonexistent/ruby}, error.message)
   end
 end

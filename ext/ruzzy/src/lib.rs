@@ -12,7 +12,10 @@
 //! - [`input`]: the fuzzed data provider and custom mutators;
 //! - [`rb`]: the only module that calls the raw Ruby C API and libdl;
 //! - [`error`] and [`compat`]: exceptions by their Ruby tags, Ruzzy 0.8's
-//!   functions.
+//!   functions;
+//! - [`finding_kind`] and [`ruby_classes`]: the kinds of finding and the
+//!   Ruby classes native code calls, each named once (a bottom layer that
+//!   uses nothing of the crate).
 //!
 //! - [`process`]: what every subsystem reads about the process (the chosen
 //!   libFuzzer, the target's state, the run's statistics, signal-safe output).
@@ -20,7 +23,7 @@
 //! Invariant: every `#[magnus::init]` definition propagates its error with `?`,
 //! so a broken binding raises at `require`, never later.
 //!
-//! May use: crate::compat, crate::coverage, crate::detectors, crate::engine, crate::error, crate::feedback, crate::findings, crate::input, crate::process, crate::rb.
+//! May use: crate::compat, crate::coverage, crate::detectors, crate::engine, crate::error, crate::feedback, crate::finding_kind, crate::findings, crate::input, crate::process, crate::rb, crate::ruby_classes.
 
 // libFuzzer's static archive is only linked when something names the crate.
 use libfuzzer_sys as _;
@@ -31,10 +34,12 @@ mod detectors;
 mod engine;
 mod error;
 mod feedback;
+mod finding_kind;
 mod findings;
 mod input;
 mod process;
 mod rb;
+mod ruby_classes;
 
 use magnus::{function, prelude::*, Error, Ruby};
 
@@ -67,11 +72,13 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     findings::crash_frames::register_with_preload();
     findings::reproduce::register_with_asan();
     findings::reproduce::register_with_preload();
-    coverage::location::configure();
     let ruzzy = ruby.define_module("Ruzzy")?;
+    let settings: magnus::RModule = ruzzy.const_get("Settings")?;
+    coverage::location::configure(&settings.const_get::<_, String>("LOCATIONS")?);
     process::internal_error::install(ruzzy)?;
+    error::resolve(ruby, ruzzy)?;
+    finding_kind::resolve(ruby, ruzzy)?;
     findings::report::configure(ruzzy)?;
-    findings::fatal::configure(ruzzy)?;
     ruzzy.const_set("DEFAULT_MAP_SIZE", coverage::sancov_8bit::DEFAULT_SIZE)?;
     ruzzy.const_set("GUIDANCE_STEPS", feedback::harness_guidance::MAX_STEPS)?;
     ruzzy.const_set(
@@ -92,6 +99,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     input::fuzzed_data_provider::define(ruby, ruzzy)?;
     detectors::guidance::define(ruzzy)?;
     let native = ruzzy.define_module("Native")?;
+    native.const_set("FINDING_KINDS", finding_kind::names(ruby))?;
+    native.const_set("ERROR_TAGS", error::tag_names(ruby))?;
+    native.const_set("CALLED_CLASSES", ruby_classes::paths(ruby))?;
     input::structured::define(ruby, native)?;
     define_natives(native)
 }

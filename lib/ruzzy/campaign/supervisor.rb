@@ -10,6 +10,7 @@ require_relative "progress_log"
 require_relative "corpus_dirs"
 require_relative "../exit_status"
 require_relative "../findings/store"
+require_relative "../findings/kinds"
 require_relative "../findings/reproduction"
 require_relative "../engine/libfuzzer_args"
 require_relative "../shown_path"
@@ -36,7 +37,8 @@ module Ruzzy
       STARTUP_FAILURES = 3
       # The progress log's columns after the time.
       LOGGED = ProgressLog::COLUMNS.drop(1).map(&:to_sym).freeze
-      ARTIFACT = /\A(crash|timeout|oom|leak)-\h+\z/
+      # The artifact of the finding that ended a worker.
+      ARTIFACT = Findings::FINAL_ARTIFACT
 
       # +options+ are ruzzy's own options for the worker (before the
       # harness), +target+ what to fuzz (the harness's path, or "run-test",
@@ -190,7 +192,7 @@ module Ruzzy
       end
 
       def announce(name, kind, title)
-        @hang_found ||= kind == "timeout"
+        @hang_found ||= kind == Findings::KINDS[:timeout].group
         @display.news("  NEW  #{name} (#{kind}): #{title}")
       end
 
@@ -207,7 +209,7 @@ module Ruzzy
           File.delete(path)
           set_aside_corpus_input(input, identity) unless output.initialised?
           announce(identity.group, identity.kind, identity.title) if outcome == :new
-          @hang_found ||= identity.kind == "timeout"
+          @hang_found ||= identity.kind == Findings::KINDS[:timeout].group
         end
         artifacts.size
       end

@@ -7,6 +7,7 @@ require "digest/sha1"
 require_relative "../exit_status"
 require_relative "command_options"
 require_relative "../findings/store"
+require_relative "../findings/kinds"
 require_relative "../shown_path"
 require_relative "../test_frameworks/fuzz_test"
 
@@ -135,7 +136,7 @@ module Ruzzy
 
         input = File.binread(group.input_path)
         FileUtils.mkdir_p(corpus)
-        File.binwrite(File.join(corpus, "crash-#{Digest::SHA1.hexdigest(input)}"), input)
+        File.binwrite(File.join(corpus, "#{Findings::KINDS[:crash].prefix}#{Digest::SHA1.hexdigest(input)}"), input)
       end
     end
 

@@ -5,6 +5,7 @@ require "tmpdir"
 require_relative "command_options"
 require_relative "../exit_status"
 require_relative "../findings/store"
+require_relative "../findings/kinds"
 require_relative "../findings/reproduction"
 require_relative "../campaign/display"
 
@@ -125,7 +126,7 @@ module Ruzzy
 
       def minimise(group, flags)
         flags = ["-runs=10000", *flags] unless flags.any? { |flag| flag.start_with?("-runs=") }
-        flags += ["-timeout=#{MINIMISE_TIMEOUT}"] if group.kind == "timeout"
+        flags += ["-timeout=#{MINIMISE_TIMEOUT}"] if group.kind == Findings::KINDS[:timeout].group
         Dir.mktmpdir("ruzzy-minimise") do |tmp|
           smaller = File.join(tmp, "minimised")
           @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."

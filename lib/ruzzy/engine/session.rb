@@ -10,8 +10,10 @@ require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "../extensions/loaded_check"
 require_relative "../engines"
+require_relative "../settings"
 require_relative "default_args"
 require_relative "../findings/finding"
+require_relative "../findings/kinds"
 require_relative "../feedback/coverage"
 require_relative "../feedback/compare_hooks"
 require_relative "../feedback/literal_dictionary"
@@ -127,12 +129,13 @@ module Ruzzy
       @expected || @ignore
     end
 
-    # Where libFuzzer writes an artifact (kind "crash-", "timeout-", "oom-")
-    # for an input whose SHA-1 is +sha1+. With exact: false,
-    # -exact_artifact_path (meant for the one finding) is not used
-    # ("slow-unit-").
-    def artifact_path(kind, sha1, exact: true)
-      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind, sha1, exact:)
+    # Where libFuzzer writes the artifact of a finding of +kind+ (a key of
+    # Findings::KINDS: :crash, :slow_unit...) for an input whose SHA-1 is
+    # +sha1+. -exact_artifact_path, meant for the one finding that ends the
+    # run, is not used for a kind that does not (a slow unit).
+    def artifact_path(kind, sha1)
+      kind = Findings::KINDS.fetch(kind)
+      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind.prefix, sha1, exact: kind.ends_run?)
     end
 
     # libFuzzer's -timeout of this run, in seconds.
@@ -229,7 +232,7 @@ module Ruzzy
     # ext/ruzzy/src/findings/sanitizer_stack.rs). Fuzzing arranges it;
     # `ruzzy cov`'s replay calls it too.
     def clear_stack_poisoning_on_raise
-      return unless Ruzzy::Native._asan_present? && ENV.fetch("RUZZY_ASAN_RAISE_HOOK", "1") != "0"
+      return unless Ruzzy::Native._asan_present? && ENV.fetch(Settings::ASAN_RAISE_HOOK, "1") != "0"
 
       @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
       warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"

@@ -2,6 +2,7 @@
 
 require_relative "../name_list"
 require_relative "../native"
+require_relative "../settings"
 
 # CompareHooks::TABLE and the hook modules are the extension's.
 Ruzzy::Native.require_extension
@@ -109,7 +110,7 @@ module Ruzzy
     # The setting RUZZY_COMPARE_HOOKS gives: "0" none (false), "1" (or
     # unset) all (true), else a comma-separated list of groups (an Array).
     def environment_setting
-      setting = ENV.fetch("RUZZY_COMPARE_HOOKS", "1")
+      setting = ENV.fetch(Settings::COMPARE_HOOKS, "1")
       case setting
       when "0" then false
       when "1", "" then true

@@ -3,6 +3,7 @@
 require "digest/sha1"
 require "tmpdir"
 require_relative "../native"
+require_relative "../settings"
 
 module Ruzzy
   # A libFuzzer dictionary made from the program itself: the String and
@@ -76,7 +77,7 @@ module Ruzzy
 
     # Whether RUZZY_LITERAL_DICT leaves the dictionary on (anything but "0").
     def environment_setting
-      ENV.fetch("RUZZY_LITERAL_DICT", "1") != "0"
+      ENV.fetch(Settings::LITERAL_DICT, "1") != "0"
     end
 
     # +args+ (libFuzzer's arguments, a LibFuzzerArgs) with a -dict file

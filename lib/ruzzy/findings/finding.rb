@@ -7,6 +7,7 @@ require_relative "../shown_duration"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "store"
+require_relative "kinds"
 require_relative "bug_shape"
 
 module Ruzzy
@@ -59,7 +60,7 @@ module Ruzzy
     # hangs libFuzzer's timeout ends, then the frames where it was stopped.
     # Later hangs are given less time.
     def record_hang(error, input)
-      text = +"==#{Process.pid}== ERROR: libFuzzer: timeout after #{error.seconds} seconds " \
+      text = +"==#{Process.pid}== #{Findings::KINDS[:timeout].error_line} after #{error.seconds} seconds " \
               "(stopped in Ruby code; fuzzing goes on)\n"
       text << hang_frames(error.loop_frames, error.backtrace || [])
       Campaign::HangWatch.shorten
@@ -151,7 +152,7 @@ module Ruzzy
     # units) so it can be replayed; fuzzing goes on.
     def report_slow_input(input, seconds, median)
       require "digest/sha1"
-      path = Ruzzy.session.artifact_path("slow-unit-", Digest::SHA1.hexdigest(input), exact: false)
+      path = Ruzzy.session.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
       File.binwrite(path, input)
       $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, " \
                     "#{(seconds / median).round}x the median input (#{ShownDuration.of(median)}); " \
@@ -236,7 +237,7 @@ module Ruzzy
     def reproduction(input)
       require "digest/sha1"
       given = Ruzzy.session.input_file(input)
-      artifact = given || Ruzzy.session.artifact_path("crash-", Digest::SHA1.hexdigest(input))
+      artifact = given || Ruzzy.session.artifact_path(:crash, Digest::SHA1.hexdigest(input))
       command = Ruzzy.session.command_line
       text = given ? +"" : Ruzzy.session.save_artifact(artifact, input)
       text << "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \

@@ -3,6 +3,7 @@
 require "digest/sha1"
 require_relative "../own_files"
 require_relative "bug_shape"
+require_relative "kinds"
 
 module Ruzzy
   module Findings
@@ -30,17 +31,18 @@ module Ruzzy
                           __libc_|fuzzer::|(?:_start|main|malloc|calloc|realloc|free)\z)/x
 
       # Report kinds, recognised by their headline, with the kind's name and
-      # a title prefix; the first that matches wins.
+      # a title prefix; the first that matches wins. Those of the kinds
+      # saved as artifacts (a deadly signal, a timeout...) come from KINDS,
+      # titled by the reporter's name unless it is libFuzzer.
       HEADLINES = [
         [/ERROR: ruzzy: bug detector (\S+) fired/, "detector", nil],
         [/ERROR: ruzzy: uncaught Ruby exception/, "exception", nil],
         [/ERROR: ruzzy: the fuzz target left with a non-local exit/, "exception", nil],
         [/ERROR: AddressSanitizer: ([^\s:]+)/, "asan", "AddressSanitizer"],
-        [/ERROR: LeakSanitizer: (detected memory leaks)/, "leak", "LeakSanitizer"],
         [/runtime error: (.+)/, "ubsan", "UndefinedBehaviorSanitizer"],
-        [/ERROR: libFuzzer: (timeout) after/, "timeout", nil],
-        [/ERROR: libFuzzer: (out-of-memory)/, "oom", nil],
-        [/ERROR: libFuzzer: (deadly signal)/, "signal", nil],
+        *KINDS.values.select(&:headline).map do |kind|
+          [kind.headline_pattern, kind.group, (kind.reporter unless kind.reporter == "libFuzzer")]
+        end,
         [/ERROR: libFuzzer: (fuzz target exited)/, "exit", nil],
         [/ERROR: (?:libFuzzer|ruzzy): (.+)/, "crash", nil]
       ].freeze

@@ -3,8 +3,10 @@
 require "open3"
 require "shellwords"
 require_relative "../exit_status"
+require_relative "kinds"
+require_relative "../settings"
 require_relative "../campaign/protocol"
-require_relative "../cli/command_options"
+require_relative "../error"
 
 module Ruzzy
   module Findings
@@ -26,12 +28,10 @@ module Ruzzy
       # libraries are found; what the sanitizers do; and ruzzy's own
       # settings that change what a run finds (the engine, the detectors,
       # the comparison hooks, the dictionary, coverage locations).
-      ENVIRONMENT = %w[
+      ENVIRONMENT = (%w[
         GEM_HOME GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE LD_PRELOAD LD_LIBRARY_PATH
         ASAN_OPTIONS UBSAN_OPTIONS
-        RUZZY_ENGINE RUZZY_DISABLE_DETECTORS RUZZY_COMPARE_HOOKS RUZZY_LITERAL_DICT RUZZY_LOCATIONS
-        RUZZY_ASAN_RAISE_HOOK
-      ].freeze
+      ] + Settings::ALL).freeze
       # libFuzzer's words when -minimize_crash is given an input that no
       # longer fails: it ran, and exited 1.
       NO_LONGER_FAILS = /^ERROR: the input \S+ did not crash$/
@@ -39,7 +39,7 @@ module Ruzzy
       # Exit statuses of a run that met a finding; any other than 0 means
       # the input never ran (the harness could not load, ruzzy or Ruby
       # could not start).
-      FINDING_STATUSES = [EXIT_FINDING, EXIT_TIMEOUT, EXIT_OUT_OF_MEMORY].freeze
+      FINDING_STATUSES = KINDS.values.filter_map(&:exit_status).uniq.freeze
 
       attr_reader :command, :directory, :environment
 
@@ -83,16 +83,18 @@ module Ruzzy
       # Runs the command with +args+ (libFuzzer's flags and the input) in
       # the recorded directory and environment, as a plain run (not a
       # campaign's worker); returns its output (standard error and output)
-      # and its Process::Status.
+      # and its Process::Status. Raises ReproductionError when the
+      # directory or the command is gone (the commands report it as a
+      # usage error).
       def run(*args)
         unless File.directory?(directory)
-          raise CommandOptions::UsageError, "the campaign ran in #{directory}, which no longer exists " \
-                                            "(campaign.json's \"directory\" says where to run the harness)"
+          raise ReproductionError, "the campaign ran in #{directory}, which no longer exists " \
+                                   "(campaign.json's \"directory\" says where to run the harness)"
         end
 
         Open3.capture2e(environment.merge(Campaign::ENV_FINDINGS_DIR => nil), *command, *args, chdir: directory)
       rescue SystemCallError => e
-        raise CommandOptions::UsageError, "the campaign's command cannot run: #{e.message} (#{command.first})"
+        raise ReproductionError, "the campaign's command cannot run: #{e.message} (#{command.first})"
       end
 
       # The command with +args+ as one shell line: `cd DIR && env NAME=VALUE

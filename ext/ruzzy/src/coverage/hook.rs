@@ -275,7 +275,7 @@ pub fn touch_guidance(key: u64) -> bool {
 /// The location every input reaches: the fuzz target was called.
 const TARGET_CALLED: u64 = 0x7a72_7579_6361_6c6c;
 
-/// Called by the driver callback before each input: forgets the previous
+/// Before each run of the target (the engine's lifecycle): forgets the previous
 /// location and counts the call itself, so the first input libFuzzer keeps
 /// always has a feature. Lines count once per process, so a target without
 /// branches (a parser whose work is all in C, a rescue) would otherwise
@@ -283,7 +283,7 @@ const TARGET_CALLED: u64 = 0x7a72_7579_6361_6c6c;
 /// and libFuzzer exits with "no interesting inputs were found" (clang 14's
 /// copy; OSS-Fuzz's build check runs targets with `-runs=4`).
 #[inline(always)]
-pub fn begin_input() {
+pub fn before_input() {
     if let Some(coverage) = get() {
         coverage.map.reset_previous();
         coverage.map.touch(TARGET_CALLED);

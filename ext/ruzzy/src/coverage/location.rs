@@ -55,14 +55,12 @@ static MODE: AtomicU8 = AtomicU8::new(if interpreter_layout::NAME.is_some() {
     MODE_PUBLIC
 });
 
-/// The environment variable that forces public-API locations.
-const FORCE_PUBLIC_ENV: &str = "RUZZY_LOCATIONS";
-
 /// Decides, once when the extension loads, whether the interpreter layout
 /// may be used at all (by coverage and by comparison hooks alike):
-/// `RUZZY_LOCATIONS=public` forces the public API.
-pub fn configure() {
-    if std::env::var_os(FORCE_PUBLIC_ENV).is_some_and(|value| value == "public") {
+/// `RUZZY_LOCATIONS=public` forces the public API. `setting` is that
+/// variable's name (`Ruzzy::Settings::LOCATIONS`).
+pub fn configure(setting: &str) {
+    if std::env::var_os(setting).is_some_and(|value| value == "public") {
         MODE.store(MODE_PUBLIC, Ordering::Relaxed);
     }
 }

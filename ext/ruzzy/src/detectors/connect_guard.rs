@@ -19,6 +19,7 @@
 
 use super::got_patch;
 use crate::rb;
+use crate::ruby_classes::RubyClass;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -306,7 +307,7 @@ pub fn take() -> Option<rb_sys::VALUE> {
     rb::protect(|ruby| {
         let bytes = ruby.binary_string(&address[..length]);
         let port = ruby.unsigned(u64::from(port));
-        ruby.call_class_method(c"Ruzzy::Detectors::SSRF", "native_connect", &[bytes, port])
+        ruby.call_class_method(RubyClass::Ssrf.path(), "native_connect", &[bytes, port])
     })
     .ok()
 }

@@ -34,6 +34,7 @@
 
 use crate::feedback::running_match;
 use crate::rb;
+use crate::ruby_classes::RubyClass;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use rb_sys::{rb_trace_arg_t, VALUE};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -195,9 +196,10 @@ fn hold_first(class: &AtomicUsize, held: &AtomicUsize, error: VALUE) {
     }
 }
 
-/// Takes what the detectors found during the input that just ended: the
-/// finding to report, or None. Clears everything held.
-pub fn take() -> Option<VALUE> {
+/// After each run of the target (the engine's lifecycle): takes what the
+/// detectors found during the input that just ended: the finding to
+/// report, or None. Clears everything held.
+pub fn after_input() -> Option<VALUE> {
     running_match::clear();
     let pending = PENDING.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
     let timeout = TIMEOUT_ERROR.swap(rb::QNIL as usize, Ordering::Relaxed) as VALUE;
@@ -212,14 +214,14 @@ pub fn take() -> Option<VALUE> {
     // reported.
     if timeout != rb::QNIL {
         let finding = rb::protect(|ruby| {
-            ruby.call_class_method(c"Ruzzy::Detectors::ReDoS", "timed_out", &[timeout, pattern])
+            ruby.call_class_method(RubyClass::ReDoS.path(), "timed_out", &[timeout, pattern])
         });
         return Some(finding.unwrap_or(timeout));
     }
     if pattern_error != rb::QNIL {
         let finding = rb::protect(|ruby| {
             ruby.call_class_method(
-                c"Ruzzy::Detectors::RegexpInjection",
+                RubyClass::RegexpInjection.path(),
                 "failed",
                 &[pattern_error],
             )

@@ -9,7 +9,7 @@
 //! Uses [`crate::feedback`]'s comparison sites and running match, and
 //! [`crate::rb`].
 //!
-//! May use: crate::coverage, crate::feedback, crate::process, crate::rb.
+//! May use: crate::coverage, crate::feedback, crate::process, crate::rb, crate::ruby_classes.
 
 pub mod connect_guard;
 pub mod got_patch;

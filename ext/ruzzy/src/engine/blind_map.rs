@@ -24,9 +24,10 @@ pub fn register(engine: &Engine) {
     );
 }
 
-/// Called for each input: hits the counter when the blind map is in use.
+/// Before each input ([`crate::engine::lifecycle`]): hits the counter when
+/// the blind map is in use.
 #[inline]
-pub fn hit() {
+pub fn before_input() {
     let counter = COUNTER.load(Ordering::Relaxed);
     if !counter.is_null() {
         // SAFETY: the counter belongs to a map leaked by `register`, which

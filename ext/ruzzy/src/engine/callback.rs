@@ -1,10 +1,13 @@
 //! The per-input callback that libFuzzer calls (`LLVMFuzzerTestOneInput`).
 //!
-//! For each input it creates one binary (ASCII-8BIT) Ruby String, calls the
-//! target's `call` under `rb_protect`, times it (see [`crate::findings::slow_inputs`])
-//! and maps the result to libFuzzer's return codes. A finding a bug detector
-//! held during the input wins over what the target returned or raised. Nothing else is
-//! allocated on this path and no lock is taken.
+//! For each input it creates one binary (ASCII-8BIT) Ruby String and calls
+//! the target's `call` under `rb_protect`, between the participants'
+//! before and after ([`crate::engine::lifecycle`], which times it), then
+//! judges the outcome: a finding a bug detector held during the input wins
+//! over what the target returned or raised; a normal return is timed
+//! against the others ([`crate::findings::slow_inputs`]) and mapped to
+//! libFuzzer's return codes. Nothing else is allocated on this path and no
+//! lock is taken.
 //!
 //! Invariants:
 //! - a Ruby exception never unwinds through libFuzzer: it is caught here and
@@ -15,11 +18,9 @@
 //! - the target is registered with the GC as a global (pinned, so
 //!   `GC.compact` never moves it) before the first call.
 
-use crate::coverage::hook;
-use crate::detectors::held_findings;
+use crate::engine::lifecycle::{self, InputOutcome};
 use crate::findings::report;
 use crate::findings::slow_inputs;
-use crate::process::target_state;
 use crate::rb;
 use rb_sys::{ruby_special_consts, VALUE};
 use std::ffi::c_int;
@@ -80,11 +81,11 @@ pub fn install_target(target: VALUE, ignoring: bool) {
 
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
-    crate::engine::signals::adopt_libfuzzer_handlers();
-    crate::engine::run_limits::before_input();
-    crate::engine::blind_map::hit();
+    let mut outcome = InputOutcome::default();
+    lifecycle::before_input(data, size);
     let ran = run_target(data, size);
-    match (ran, held_findings::take()) {
+    lifecycle::after_input(&mut outcome);
+    match (ran, outcome.held_finding) {
         (_, Some(found)) if IGNORING.load(Ordering::Relaxed) && report::ignored(found) => {
             Verdict::Keep.code()
         }
@@ -93,19 +94,19 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             report::exception(found, input)
         }
-        ((Ok(value), elapsed_ns), None) => {
-            if let Some(median_ns) = slow_inputs::record(elapsed_ns) {
-                report_if_slow_again(data, size, elapsed_ns, median_ns);
+        (Ok(value), None) => {
+            if let Some(median_ns) = slow_inputs::record(outcome.elapsed_ns) {
+                report_if_slow_again(data, size, outcome.elapsed_ns, median_ns);
             }
             match Verdict::from_return(value) {
                 Some(verdict) => verdict.code(),
                 None => report::bad_return(value),
             }
         }
-        ((Err(error), _), None) if IGNORING.load(Ordering::Relaxed) && report::ignored(error) => {
+        (Err(error), None) if IGNORING.load(Ordering::Relaxed) && report::ignored(error) => {
             Verdict::Keep.code()
         }
-        ((Err(error), _), None) => {
+        (Err(error), None) => {
             // SAFETY: libFuzzer's input is still valid during this call.
             let input = unsafe { std::slice::from_raw_parts(data, size) };
             report::exception(error, input)
@@ -119,31 +120,29 @@ pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
 /// is dropped: the first run decided the input's fate.
 #[cold]
 fn report_if_slow_again(data: *const u8, size: usize, elapsed_ns: u64, median_ns: u64) {
-    let (_, again_ns) = run_target(data, size);
-    let _ = held_findings::take();
-    if slow_inputs::slow_again(again_ns, median_ns) {
+    let mut again = InputOutcome::default();
+    lifecycle::before_rerun(data, size);
+    let _ = run_target(data, size);
+    lifecycle::after_input(&mut again);
+    if slow_inputs::slow_again(again.elapsed_ns, median_ns) {
         // SAFETY: libFuzzer's input is still valid during this call.
         let input = unsafe { std::slice::from_raw_parts(data, size) };
-        slow_inputs::report(input, elapsed_ns.min(again_ns), median_ns);
+        slow_inputs::report(input, elapsed_ns.min(again.elapsed_ns), median_ns);
     }
 }
 
-/// Runs the target on one input; returns its result and how long it ran.
+/// Runs the target on one input (between the lifecycle's before and after).
 #[inline(never)]
-fn run_target(data: *const u8, size: usize) -> (Result<VALUE, VALUE>, u64) {
-    hook::begin_input();
-    crate::feedback::numbers::reset();
-    target_state::begin_input(data, size);
+fn run_target(data: *const u8, size: usize) -> Result<VALUE, VALUE> {
     // SAFETY: libFuzzer guarantees `data` points to `size` readable bytes
     // for the duration of this call.
     let bytes = unsafe { std::slice::from_raw_parts(data, size) };
     // We hold the GVL: the driver runs on the thread that called Ruzzy.fuzz.
-    let result = rb::protect(|ruby| {
+    rb::protect(|ruby| {
         ruby.no_memory_injected_at("input");
         let input = ruby.binary_string(bytes);
         let target = TARGET.load(Ordering::Relaxed) as VALUE;
         let id_call = ID_CALL.load(Ordering::Relaxed) as rb_sys::ID;
         ruby.call(target, id_call, &[input])
-    });
-    (result, target_state::end_input())
+    })
 }

@@ -17,7 +17,7 @@
 
 use crate::coverage::hook;
 use crate::engine::{blind_map, callback, signals, value_profile_gate};
-use crate::error::tagged;
+use crate::error::{tagged, Tag};
 use crate::input::{custom_mutator, structured};
 use crate::process::{libfuzzer, target_state};
 use magnus::{
@@ -60,10 +60,11 @@ pub fn fuzz(
     let timeout: u64 = args.funcall("timeout", ())?;
     let runs_children: bool = args.funcall("runs_children?", ())?;
     let value_profile: bool = args.funcall("value_profile?", ())?;
+    crate::ruby_classes::check(ruby)?;
     if STARTED.swap(true, Ordering::SeqCst) {
         return Err(tagged(
             ruby,
-            "AlreadyFuzzingError",
+            Tag::AlreadyFuzzing,
             "Ruzzy.fuzz was already called in this process; libFuzzer can run only once per process"
                 .to_owned(),
         ));
@@ -84,7 +85,7 @@ pub fn fuzz(
              ruzzy built; this preloaded libFuzzer has no custom mutator hooks (rebuild the \
              preloads: gem pristine ruzzy)"
         };
-        return Err(tagged(ruby, "InvalidArgumentsError", message.to_owned()));
+        return Err(tagged(ruby, Tag::InvalidArguments, message.to_owned()));
     }
     if !hooks {
         if !schema.is_nil() {
@@ -124,7 +125,7 @@ pub fn fuzz(
         STARTED.store(false, Ordering::SeqCst);
         return Err(tagged(
             ruby,
-            "EngineUnavailableError",
+            Tag::EngineUnavailable,
             format!(
                 "LibAFL's runtime would not see ruzzy's coverage: {mismatch}. Preload LibAFL's \
                  runtime in front of any other fuzzing or sanitizer library (ruzzy --engine=libafl \
@@ -218,7 +219,7 @@ fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
         let c_string = CString::new(bytes).map_err(|_| {
             tagged(
                 ruby,
-                "InvalidArgumentsError",
+                Tag::InvalidArguments,
                 "libFuzzer's arguments contain a NUL byte".to_owned(),
             )
         })?;
@@ -227,7 +228,7 @@ fn c_strings(ruby: &Ruby, args: RArray) -> Result<Vec<CString>, Error> {
     if argv.is_empty() {
         return Err(tagged(
             ruby,
-            "InvalidArgumentsError",
+            Tag::InvalidArguments,
             "libFuzzer's arguments need the program name first".to_owned(),
         ));
     }

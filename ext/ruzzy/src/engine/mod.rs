@@ -1,6 +1,7 @@
 //! The engine: libFuzzer or LibAFL's libFuzzer-compatible runtime (the one
 //! this process calls, [`crate::process::libfuzzer`]), started once
-//! ([`driver`]), and the per-input callback it calls ([`callback`]), the
+//! ([`driver`]), and the per-input callback it calls ([`callback`]) with
+//! what each subsystem does before and after an input ([`lifecycle`]), the
 //! run limits, memory limit and blind coverage map an engine without them
 //! needs ([`run_limits`], [`memory_watch`], [`blind_map`]), with what keeps
 //! libFuzzer's crash and timeout handling working inside Ruby
@@ -11,11 +12,12 @@
 //! (driver) and once per input (callback), and nothing but `lib.rs` calls
 //! into it.
 //!
-//! May use: crate::coverage, crate::detectors, crate::error, crate::feedback, crate::findings, crate::input, crate::process, crate::rb.
+//! May use: crate::coverage, crate::detectors, crate::error, crate::feedback, crate::finding_kind, crate::findings, crate::input, crate::process, crate::rb, crate::ruby_classes.
 
 pub mod blind_map;
 pub mod callback;
 pub mod driver;
+pub mod lifecycle;
 pub mod memory_watch;
 pub mod run_limits;
 pub mod signals;

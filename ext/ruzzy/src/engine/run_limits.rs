@@ -39,8 +39,8 @@ pub fn configure(runs: u64, seconds: u64, rss_limit_mb: u64) {
     run_stats::start(now);
 }
 
-/// Called before each input: counts it, and ends the process when a limit
-/// is reached.
+/// Before each input ([`crate::engine::lifecycle`]): counts it, and ends
+/// the process when a limit is reached.
 #[inline]
 pub fn before_input() {
     let runs = run_stats::executions();

@@ -13,7 +13,7 @@
 //!   runs children (-fork, -jobs, -merge, -minimize_crash), Ruby's SIGCHLD
 //!   and SIGVTALRM handlers get SA_RESTART, so that they do not cut short
 //!   libFuzzer's reads of a child's output.
-//! - On the first input ([`adopt_libfuzzer_handlers`]) ruzzy wraps what
+//! - On the first input ([`before_input`]) ruzzy wraps what
 //!   libFuzzer installed:
 //!   - SIGSEGV/SIGBUS: a fault on the stack pages (a machine stack
 //!     overflow) still goes to Ruby, which raises `SystemStackError`;
@@ -180,10 +180,10 @@ fn restart_after(signal: libc::c_int) {
     }
 }
 
-/// Called on every input; does its work on the first one, when libFuzzer's
-/// handlers are in place.
+/// Before every input ([`crate::engine::lifecycle`]): adopts libFuzzer's
+/// handlers on the first one, when they are in place.
 #[inline(always)]
-pub fn adopt_libfuzzer_handlers() {
+pub fn before_input() {
     if !ADOPTED.load(Ordering::Relaxed) {
         adopt();
     }
@@ -317,6 +317,7 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
             return;
         }
         // The grace period is over (or no job could be registered).
+        target_state::mark_reporting_timeout();
         ruby_backtrace::print_once(TIMEOUT_RAW_HEADLINE, false);
         if OWN_FAULTS.load(Ordering::Relaxed) {
             crate::findings::fatal::timeout();
@@ -328,6 +329,9 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
         return;
     }
     if let Some(action) = LIBFUZZER[ALARM].get() {
+        if target_state::timed_out() && target_state::running_here() {
+            target_state::mark_reporting_timeout();
+        }
         forward(action, signal, info, context);
     }
 }
@@ -344,6 +348,7 @@ fn finish_timeout() {
         arm_timeout_timer();
         return;
     }
+    target_state::mark_reporting_timeout();
     if target_state::claim_report() {
         ruby_backtrace::print_exact(TIMEOUT_HEADLINE);
         crate::findings::crash_frames::keep_current();

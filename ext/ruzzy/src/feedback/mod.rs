@@ -21,3 +21,13 @@ pub mod numbers;
 pub mod recent_failures;
 pub mod regex_model;
 pub mod running_match;
+
+/// Test only: a fresh process ([`crate::process::reset_for_tests`]) with
+/// nothing remembered here yet: no conversion, no failed match.
+#[cfg(test)]
+pub(crate) fn reset_for_tests() -> crate::process::TestProcess {
+    let process = crate::process::reset_for_tests();
+    numbers::before_input();
+    recent_failures::reset_for_tests();
+    process
+}

@@ -72,8 +72,10 @@ fn has_conversions() -> bool {
     with_ring(|ring| ring.count > 0)
 }
 
-/// Forgets the conversions of the previous input.
-pub fn reset() {
+/// Before each run of the target (the engine's lifecycle): forgets the
+/// conversions of the previous one.
+#[inline]
+pub fn before_input() {
     with_ring(|ring| ring.count = 0);
 }
 
@@ -363,13 +365,13 @@ mod tests {
 
     #[test]
     fn the_ring_finds_the_newest_matching_conversion() {
-        reset();
+        let _process = crate::feedback::reset_for_tests();
         record_integer(b"12", 12);
         record_integer(b"0012", 12);
         record_float(b"2.5", 2.5);
         let found = converted(|v| matches!(v, Value::Integer(12)));
         assert_eq!(found.as_ref().map(Conversion::text), Some(&b"0012"[..]));
-        reset();
+        before_input();
         assert!(converted(|_| true).is_none());
     }
 }

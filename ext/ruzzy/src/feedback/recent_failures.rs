@@ -73,12 +73,22 @@ fn fingerprint(site: u64, pattern: u64, window: &[u8], from: usize, anchored: bo
     mix(hash ^ window.len() as u64) | 1
 }
 
+/// Test only: no failure seen (see [`crate::feedback::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    for slot in &RECENT {
+        slot.store(0, Ordering::Relaxed);
+    }
+    REPEATS.store(0, Ordering::Relaxed);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_repeat_is_modelled_once_in_repeat_every() {
+        let _process = crate::feedback::reset_for_tests();
         let window = b"GET /index.html HTTP/1.1";
         assert!(worth_modelling(7, 11, window, 4, false));
         let modelled = (0..REPEAT_EVERY * 4)

@@ -53,6 +53,12 @@ pub fn keep(frames: &[u8]) {
     LENGTH.store(length, Ordering::Release);
 }
 
+/// Test only: no frames kept (see [`crate::findings::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    LENGTH.store(0, Ordering::Release);
+}
+
 /// Keeps the running target's Ruby frames, formatted by
 /// `Ruzzy::Finding.current_frames` (a timeout, at Ruby's safe point: Ruby
 /// code may run there). Nothing is kept if formatting fails.
@@ -142,12 +148,23 @@ mod tests {
 
     #[test]
     fn the_first_frames_are_kept_and_later_ones_ignored() {
+        let _process = crate::findings::reset_for_tests();
         keep(b"    #0 0x0 in a /x.rb:1\n");
         keep(b"    #0 0x0 in b /y.rb:2\n");
         let length = LENGTH.load(Ordering::Acquire);
         // SAFETY: published above.
         let kept = unsafe { &(&*FRAMES.0.get())[..length] };
         assert_eq!(kept, b"    #0 0x0 in a /x.rb:1\n");
+    }
+
+    #[test]
+    fn frames_longer_than_the_buffer_are_kept_up_to_a_line_end() {
+        let _process = crate::findings::reset_for_tests();
+        let line = b"    #0 0x0 in parse /lib/parser.rb:12\n";
+        let frames = line.repeat(CAPACITY / line.len() + 1);
+        keep(&frames);
+        let length = LENGTH.load(Ordering::Acquire);
+        assert_eq!(length, CAPACITY / line.len() * line.len());
     }
 
     #[test]

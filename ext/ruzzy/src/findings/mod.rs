@@ -11,10 +11,10 @@
 //! ([`crate::process`]), and the coverage map (to describe ruzzy's PCs).
 //! Whatever runs in a signal handler here is async-signal-safe.
 //!
-//! May use: crate::coverage, crate::process, crate::rb.
+//! May use: crate::coverage, crate::finding_kind, crate::process, crate::rb, crate::ruby_classes.
 
 /// The Ruby class that formats reports (`lib/ruzzy/findings/finding.rb`).
-pub(crate) const FINDING: &std::ffi::CStr = c"Ruzzy::Finding";
+pub(crate) const FINDING: &std::ffi::CStr = crate::ruby_classes::RubyClass::Finding.path();
 
 pub mod crash_frames;
 pub mod fatal;
@@ -25,3 +25,13 @@ pub mod ruby_backtrace;
 pub mod sanitizer_stack;
 pub mod slow_inputs;
 pub mod symbolize;
+
+/// Test only: a fresh process ([`crate::process::reset_for_tests`]) with
+/// nothing kept here yet: no frames kept, no input timed.
+#[cfg(test)]
+pub(crate) fn reset_for_tests() -> crate::process::TestProcess {
+    let process = crate::process::reset_for_tests();
+    crash_frames::reset_for_tests();
+    slow_inputs::reset_for_tests();
+    process
+}

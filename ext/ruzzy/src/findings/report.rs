@@ -34,11 +34,6 @@ pub fn configure(ruzzy: magnus::RModule) -> Result<(), magnus::Error> {
     Ok(())
 }
 
-/// `Ruzzy::EXIT_FINDING`: the exit status of a finding.
-pub fn exit_finding() -> i32 {
-    EXIT_FINDING.load(Ordering::Relaxed)
-}
-
 /// Ends the process after a reported finding: libFuzzer's abort path, or
 /// under LibAFL's runtime the finding's exit status (the artifact is
 /// written).

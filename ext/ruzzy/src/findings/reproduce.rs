@@ -13,6 +13,7 @@
 //! before the driver started, hashes the input on the stack and calls
 //! `write(2)`; it prints at most once per process.
 
+use crate::finding_kind::FindingKind;
 use crate::process::output::{write_fd, write_stderr};
 use crate::process::target_state;
 use magnus::{Error, RArray, RString, TryConvert};
@@ -108,14 +109,14 @@ fn parse_hex(text: &str) -> Option<[u8; 20]> {
 }
 
 /// Prints the lines for the input running on this thread, once: the
-/// artifact is a `timeout-` one when the input ran past `-timeout`, else a
+/// artifact is a `timeout-` one when libFuzzer reports a timeout, else a
 /// `crash-` one. Nothing when no input is running or nothing was
 /// configured.
 pub fn print() {
-    let kind: &[u8] = if target_state::timed_out() {
-        b"timeout-"
+    let kind = if target_state::reporting_timeout() {
+        FindingKind::Timeout
     } else {
-        b"crash-"
+        FindingKind::Crash
     };
     if let Some(input) = target_state::current_input() {
         print_for(input, kind);
@@ -129,17 +130,17 @@ pub fn print() {
 pub extern "C" fn ruzzy_print_oom_reproduction() {
     crate::findings::ruby_backtrace::print_on_fuzzing_thread();
     if let Some(input) = target_state::input_in_progress() {
-        print_for(input, b"oom-");
+        print_for(input, FindingKind::OutOfMemory);
     }
 }
 
-/// Where the artifact of `input` (named `kind` + its SHA-1) is: the file
+/// Where the artifact of `input` (named `kind`'s prefix + its SHA-1) is: the file
 /// given on the command line that holds it, `-exact_artifact_path`, or
 /// `<prefix><kind><sha1>` (the parts to concatenate, the last in `hex`);
 /// whether the input is such a file. None when nothing was configured.
 fn artifact_of<'a>(
     input: &[u8],
-    kind: &'a [u8],
+    kind: FindingKind,
     hex: &'a mut [u8; 40],
 ) -> Option<([&'a [u8]; 3], bool)> {
     let reproduction = REPRODUCTION.get()?;
@@ -153,11 +154,11 @@ fn artifact_of<'a>(
     Some(match (replayed, &reproduction.exact) {
         (Some(path), _) => ([path, b"", b""], true),
         (None, Some(exact)) => ([exact, b"", b""], false),
-        (None, None) => ([&reproduction.prefix, kind, &hex[..]], false),
+        (None, None) => ([&reproduction.prefix, kind.prefix(), &hex[..]], false),
     })
 }
 
-fn print_for(input: &[u8], kind: &[u8]) {
+fn print_for(input: &[u8], kind: FindingKind) {
     let Some(reproduction) = REPRODUCTION.get() else {
         return;
     };
@@ -168,7 +169,7 @@ fn print_for(input: &[u8], kind: &[u8]) {
     let Some((artifact, _)) = artifact_of(input, kind, &mut hex) else {
         return;
     };
-    let flags: &[u8] = if kind == b"timeout-" {
+    let flags: &[u8] = if kind == FindingKind::Timeout {
         b" -minimize_crash=1 -runs=100000 -timeout=5 "
     } else {
         b" -minimize_crash=1 -runs=100000 "
@@ -192,11 +193,11 @@ fn print_for(input: &[u8], kind: &[u8]) {
 }
 
 /// Writes `input` where libFuzzer would write its artifact of `kind`
-/// (`crash-`, `timeout-`, `oom-`), for an engine that does not, and says
+/// (`crash-<sha1>`, `timeout-<sha1>`...), for an engine that does not, and says
 /// so; nothing for an input file given on the command line (it is the
 /// artifact). Async-signal-safe: the path is assembled on the stack and
 /// written with open(2)/write(2).
-pub fn write_artifact(input: &[u8], kind: &[u8]) {
+pub fn write_artifact(input: &[u8], kind: FindingKind) {
     let mut hex = [0u8; 40];
     let Some((parts, false)) = artifact_of(input, kind, &mut hex) else {
         return;
@@ -269,7 +270,7 @@ fn after_report(save: bool) {
     print();
     if save {
         if let Some(input) = target_state::current_input() {
-            write_artifact(input, b"crash-");
+            write_artifact(input, FindingKind::Crash);
         }
     }
 }

@@ -91,11 +91,21 @@ pub fn report(input: &[u8], ns: u64, median_ns: u64) {
             ruby.float(ns as f64 / 1e9),
             ruby.float(median_ns as f64 / 1e9),
         ];
-        ruby.call_class_method(c"Ruzzy::Finding", "report_slow_input", &args)
+        ruby.call_class_method(crate::findings::FINDING, "report_slow_input", &args)
     });
     if reported.is_err() {
         crate::process::output::write_stderr(b"==ruzzy== a slow input could not be reported\n");
     }
+}
+
+/// Test only: no input timed yet (see [`crate::findings::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    for counter in &BUCKETS {
+        counter.store(0, Ordering::Relaxed);
+    }
+    RUNS.store(0, Ordering::Relaxed);
+    SLOWEST_REPORTED_NS.store(0, Ordering::Relaxed);
 }
 
 #[cfg(test)]
@@ -113,6 +123,7 @@ mod tests {
 
     #[test]
     fn only_inputs_far_above_the_median_are_reported() {
+        let _process = crate::findings::reset_for_tests();
         assert_eq!(record(MIN_SLOW_NS * 10), None, "no median yet");
         for _ in 0..WARM_UP {
             record(10_000);
@@ -127,5 +138,16 @@ mod tests {
         assert_eq!(record(MIN_SLOW_NS * 2), Some(median));
         assert!(slow_again(MIN_SLOW_NS, median));
         assert!(!slow_again(MIN_SLOW_NS / 2, median), "fast the second time");
+    }
+
+    #[test]
+    fn the_median_waits_for_the_warm_up() {
+        let _process = crate::findings::reset_for_tests();
+        for _ in 1..WARM_UP {
+            record(1_000);
+        }
+        assert_eq!(median_ns(), None);
+        record(1_000);
+        assert_eq!(median_ns(), Some(768), "the middle of 512..1024");
     }
 }

@@ -12,7 +12,7 @@
 //! needs dropping alive, and after the cursors have moved, so that a
 //! `NoMemoryError` leaves the provider consistent.
 
-use crate::error::{tagged, value_of};
+use crate::error::{tagged, value_of, Tag};
 use crate::input::data_provider::{ArgError, DataProvider, RangeWidth, Rules, SignedTail};
 use crate::rb;
 use magnus::{
@@ -23,7 +23,7 @@ use magnus::{
 pub struct FuzzedDataProvider(DataProvider);
 
 fn argument_error(ruby: &Ruby, message: ArgError) -> Error {
-    tagged(ruby, "InvalidArgumentsError", message)
+    tagged(ruby, Tag::InvalidArguments, message)
 }
 
 /// The Integer with big-endian `bytes` (see [`rb::integer_from_be_bytes`]).

@@ -27,6 +27,15 @@ pub fn start(now_ns: u64) {
     ACTIVE.store(true, Ordering::Relaxed);
 }
 
+/// Test only: no run started, no input counted (see
+/// [`crate::process::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    ACTIVE.store(false, Ordering::Relaxed);
+    STARTED_NS.store(0, Ordering::Relaxed);
+    RUNS.store(0, Ordering::Relaxed);
+}
+
 /// Whether [`start`] was called: ruzzy keeps this run's statistics and limits.
 #[inline]
 pub fn active() -> bool {

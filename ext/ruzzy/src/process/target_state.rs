@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 static IN_TARGET: AtomicBool = AtomicBool::new(false);
 static REPORTED: AtomicBool = AtomicBool::new(false);
+static REPORTING_TIMEOUT: AtomicBool = AtomicBool::new(false);
 static DRIVER_RUNNING: AtomicBool = AtomicBool::new(false);
 static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static TIMEOUT_SECS: AtomicU64 = AtomicU64::new(0);
@@ -50,6 +51,29 @@ pub fn configure(timeout_secs: u64) {
     FUZZ_FRAME.store(frame, Ordering::Relaxed);
 }
 
+/// Test only: records the `-timeout` and the calling thread, as
+/// [`configure`] does without the interpreter.
+#[cfg(test)]
+pub(crate) fn configure_for_tests(timeout_secs: u64) {
+    TIMEOUT_SECS.store(timeout_secs, Ordering::Relaxed);
+    FUZZING_THREAD.store(current_thread(), Ordering::Relaxed);
+}
+
+/// Test only: everything as before [`configure`] (see
+/// [`crate::process::reset_for_tests`]).
+#[cfg(test)]
+pub(super) fn reset_for_tests() {
+    for flag in [&IN_TARGET, &REPORTED, &REPORTING_TIMEOUT, &DRIVER_RUNNING] {
+        flag.store(false, Ordering::Relaxed);
+    }
+    for number in [&STARTED_NS, &TIMEOUT_SECS] {
+        number.store(0, Ordering::Relaxed);
+    }
+    for word in [&FUZZING_THREAD, &INPUT_DATA, &INPUT_SIZE, &FUZZ_FRAME] {
+        word.store(0, Ordering::Relaxed);
+    }
+}
+
 /// The interpreter's frame of `Ruzzy::Native._fuzz` (a
 /// [`crate::rb::interpreter_layout::StackFrame::cfp`] address), 0 when unknown: the target's
 /// frames sit below it on the VM stack, the harness's start-up (the
@@ -58,19 +82,21 @@ pub fn fuzz_frame() -> usize {
     FUZZ_FRAME.load(Ordering::Relaxed)
 }
 
-/// The target starts running `size` bytes at `data` (libFuzzer's input,
-/// valid until the target returns).
+/// Before each run of the target (the engine's lifecycle): the target
+/// starts running `size` bytes at `data` (libFuzzer's input, valid until
+/// the target returns). Its clock starts here.
 #[inline(always)]
-pub fn begin_input(data: *const u8, size: usize) {
+pub fn before_input(data: *const u8, size: usize) {
     INPUT_DATA.store(data as usize, Ordering::Relaxed);
     INPUT_SIZE.store(size, Ordering::Relaxed);
     STARTED_NS.store(now_ns(), Ordering::Relaxed);
     IN_TARGET.store(true, Ordering::Relaxed);
 }
 
-/// The target returned (or raised); returns how long it ran, in ns.
+/// After each run of the target (the engine's lifecycle): the target
+/// returned (or raised); returns how long it ran, in ns.
 #[inline(always)]
-pub fn end_input() -> u64 {
+pub fn after_input() -> u64 {
     IN_TARGET.store(false, Ordering::Relaxed);
     now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
 }
@@ -134,6 +160,19 @@ pub fn overdue_input(seconds: f64) -> Option<u64> {
 /// How many whole seconds the current input has run.
 pub fn running_secs() -> u64 {
     now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed)) / 1_000_000_000
+}
+
+/// The timeout alarm is handed to libFuzzer for an input that ran past
+/// `-timeout`: the report it makes now is a timeout (`timeout-<sha1>`).
+pub fn mark_reporting_timeout() {
+    REPORTING_TIMEOUT.store(true, Ordering::Relaxed);
+}
+
+/// Whether libFuzzer is reporting a timeout ([`mark_reporting_timeout`]);
+/// any other report of libFuzzer's is a crash, however long the input ran
+/// (a sanitizer's report, symbolized, can take seconds).
+pub fn reporting_timeout() -> bool {
+    REPORTING_TIMEOUT.load(Ordering::Relaxed)
 }
 
 /// Whether the current input has run for at least libFuzzer's `-timeout`.

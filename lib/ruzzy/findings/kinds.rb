@@ -1,0 +1,57 @@
+# frozen_string_literal: true
+
+require_relative "../exit_status"
+
+module Ruzzy
+  module Findings
+    # A kind of finding that libFuzzer (or ruzzy in its place) saves as an
+    # artifact file: +prefix+ names the file (`<prefix><sha1>`), +reporter+
+    # and +headline+ are the report's `ERROR: <reporter>: <headline>` line
+    # (libFuzzer's `SUMMARY:` line repeats the headline), +group+ is the kind
+    # a report with that headline has in a campaign (Identity, the group
+    # directories' names), +exit_status+ how the run ends (nil: it goes on).
+    Kind = Struct.new(:name, :prefix, :reporter, :headline, :group, :exit_status, keyword_init: true) do
+      # Whether the run ends with this finding (a campaign's worker then
+      # leaves its artifact for the supervisor to file).
+      def ends_run? = !exit_status.nil?
+
+      # The start of the report's first line: "ERROR: libFuzzer: timeout".
+      def error_line = "ERROR: #{reporter}: #{headline}"
+
+      # That line, as a Regexp whose first group is the headline; nil for a
+      # kind that has none.
+      def headline_pattern
+        headline && /ERROR: #{Regexp.escape(reporter)}: (#{Regexp.escape(headline)})\b/
+      end
+    end
+
+    # The kinds of finding, by name: the one place they are defined.
+    #
+    # Defined in Ruby, not in the native extension, because the campaign
+    # supervisor and `ruzzy findings` read them without the extension loaded
+    # (the supervisor's ARTIFACT pattern, Identity's headlines). The native
+    # code reads this table when it loads (ext/ruzzy/src/finding_kind.rs:
+    # one Rust enum variant per kind, its prefix, headline and exit status
+    # copied once for its signal handlers), and `require "ruzzy"` fails if a
+    # kind it knows is missing here or one here is unknown to it.
+    KINDS = {
+      # A deadly signal: a segfault in a C extension, an abort; a Ruby
+      # exception and a sanitizer report are saved as crash- files too.
+      crash: Kind.new(name: :crash, prefix: "crash-", reporter: "libFuzzer", headline: "deadly signal",
+                      group: "signal", exit_status: EXIT_FINDING),
+      timeout: Kind.new(name: :timeout, prefix: "timeout-", reporter: "libFuzzer", headline: "timeout",
+                        group: "timeout", exit_status: EXIT_TIMEOUT),
+      oom: Kind.new(name: :oom, prefix: "oom-", reporter: "libFuzzer", headline: "out-of-memory",
+                    group: "oom", exit_status: EXIT_OUT_OF_MEMORY),
+      leak: Kind.new(name: :leak, prefix: "leak-", reporter: "LeakSanitizer", headline: "detected memory leaks",
+                     group: "leak", exit_status: EXIT_FINDING),
+      # An input far slower than the rest: reported, kept, and fuzzing goes on.
+      slow_unit: Kind.new(name: :slow_unit, prefix: "slow-unit-", reporter: nil, headline: nil,
+                          group: nil, exit_status: nil)
+    }.each_value(&:freeze).freeze
+
+    # The name of an artifact file of a finding that ended a run
+    # ("crash-<sha1>", "timeout-<sha1>", ...).
+    FINAL_ARTIFACT = /\A(?:#{Regexp.union(KINDS.values.select(&:ends_run?).map(&:prefix)).source})\h+\z/
+  end
+end
