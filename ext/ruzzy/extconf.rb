@@ -18,10 +18,11 @@
 
 require "rbconfig"
 require "shellwords"
+require_relative "../../lib/ruzzy/platforms"
 
 # The Rust version the crate needs: rust-version in Cargo.toml.
 REQUIRED_RUST = File.read(File.join(__dir__, "Cargo.toml"))[/^rust-version\s*=\s*"([^"]+)"/, 1]
-PRECOMPILED = "Or install the precompiled gem, which needs no compiler: gem install ruzzy --platform x86_64-linux"
+PRECOMPILED = Ruzzy::Platforms.precompiled_hint
 
 def executables(name)
   ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, name) }
