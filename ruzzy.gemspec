@@ -1,11 +1,15 @@
 # frozen_string_literal: true
 
 require_relative "lib/ruzzy/version"
+require_relative "lib/ruzzy/platforms"
 
-# The precompiled gem (bin/platform-gem) sets RUZZY_PLATFORM: extensions
-# built for each supported Ruby in lib/ruzzy/<major.minor>/, nothing to
-# compile, no Rust sources.
+# A precompiled gem (bin/platform-gem, bin/arm64) sets RUZZY_PLATFORM, one of
+# Ruzzy::Platforms::PRECOMPILED: extensions built for each supported Ruby in
+# lib/ruzzy/<major.minor>/, nothing to compile, no Rust sources.
 precompiled = ENV.fetch("RUZZY_PLATFORM", nil)
+if precompiled && !Ruzzy::Platforms::PRECOMPILED.include?(precompiled)
+  raise ArgumentError, "RUZZY_PLATFORM=#{precompiled}: not one of #{Ruzzy::Platforms::PRECOMPILED.join(", ")}"
+end
 
 Gem::Specification.new do |spec|
   spec.name = "ruzzy"

@@ -13,13 +13,16 @@
 #                            then ~/.cargo/bin/cargo)
 #   LIBCLANG_PATH            where libclang.so is, when not in the usual places
 #   RUZZY_CARGO_TARGET_DIR   keep build products there (faster rebuilds while developing)
+#   CARGO_BUILD_TARGET       cross-compile for this Rust target (cargo reads it; the
+#                            product is then under target/<triple>/release)
 
 require "rbconfig"
 require "shellwords"
+require_relative "../../lib/ruzzy/platforms"
 
 # The Rust version the crate needs: rust-version in Cargo.toml.
 REQUIRED_RUST = File.read(File.join(__dir__, "Cargo.toml"))[/^rust-version\s*=\s*"([^"]+)"/, 1]
-PRECOMPILED = "Or install the precompiled gem, which needs no compiler: gem install ruzzy --platform x86_64-linux"
+PRECOMPILED = Ruzzy::Platforms.precompiled_hint
 
 def executables(name)
   ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, name) }
@@ -65,7 +68,7 @@ end
 def check_libclang
   return if !ENV.fetch("LIBCLANG_PATH", "").empty? || !executables("llvm-config").empty?
 
-  dirs = %w[/usr/lib/llvm-*/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/lib]
+  dirs = %w[/usr/lib/llvm-*/lib /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib]
   return if dirs.any? { |dir| !Dir.glob(File.join(dir, "libclang{,-*}.so*")).empty? }
 
   abort <<~MSG
@@ -87,7 +90,9 @@ keep_target = ENV.fetch("RUZZY_CARGO_TARGET_DIR", "")
 target_dir = keep_target.empty? ? File.join(ext_dir, "target") : File.expand_path(keep_target)
 sitearchdir = RbConfig::CONFIG["sitearchdir"]
 dlext = RbConfig::CONFIG["DLEXT"]
-built = File.join(target_dir, "release", "libruzzy.so")
+# cargo puts a build for an explicit --target (CARGO_BUILD_TARGET) under its triple.
+cross_target = ENV.fetch("CARGO_BUILD_TARGET", "")
+built = File.join(target_dir, *(cross_target.empty? ? [] : [cross_target]), "release", "libruzzy.so")
 remove_target = keep_target.empty? ? "\trm -rf #{target_dir.shellescape}\n" : ""
 
 File.write("Makefile", <<~MAKE)

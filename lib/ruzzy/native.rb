@@ -4,13 +4,14 @@ require "rbconfig"
 require_relative "error"
 require_relative "exit_status"
 require_relative "findings/kinds"
+require_relative "platforms"
 require_relative "settings"
 
 module Ruzzy
   # Where ruzzy's native files are, and loading the extension from there.
   #
   # A gem built from source (`gem install ruzzy`) compiles them for the Ruby
-  # installing it into lib/ruzzy/. The precompiled x86_64-linux gem carries
+  # installing it into lib/ruzzy/. A precompiled gem (Platforms) carries
   # one set per Ruby version in lib/ruzzy/<major.minor>/ and loads the one
   # for RUBY_VERSION, as rake-compiler's "fat" gems do. This file loads no
   # native code itself, so the `ruzzy` command can use it before
@@ -63,7 +64,8 @@ module Ruzzy
       require(path)
     rescue LoadError => e
       hint = if File.basename(found_dir) == RUBY_MINOR
-               "the precompiled gem needs x86_64 Linux with glibc #{GLIBC_BASELINE} or newer; #{FROM_SOURCE}"
+               "the precompiled gems need #{Platforms.cpus} Linux with glibc #{GLIBC_BASELINE} or newer " \
+                 "(this is #{Platforms.local}); #{FROM_SOURCE}"
              else
                "reinstall ruzzy so it is built again for this system (gem pristine ruzzy)"
              end

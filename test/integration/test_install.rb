@@ -74,8 +74,10 @@ class TestInstall < Minitest::Test
       assert_match(/LoadError/, result.stderr)
       assert_match(/ruzzy's native extension cannot be loaded: libruzzy-missing\.so: cannot open shared object/,
                    result.stderr)
-      assert_match(/needs x86_64 Linux with glibc 2\.31 or newer; install the source gem instead.*rustup.*clang: /m,
+      local = Regexp.escape(Gem::Platform.local.to_s)
+      assert_match(/need x86_64 or aarch64 Linux with glibc 2\.31 or newer \(this is #{local}\); install the source/,
                    result.stderr)
+      assert_match(/install the source gem instead.*rustup.*clang: /m, result.stderr)
       assert_match(/gem install ruzzy --platform ruby/, result.stderr)
     end
   end
@@ -96,7 +98,8 @@ class TestInstall < Minitest::Test
       assert_match(/no recent enough cargo: #{Regexp.escape(cargo)} \(cargo 1\.65\.0\)/, result.stderr)
       assert_match(/needs Rust #{Regexp.escape(required)} or newer/, result.stderr)
       assert_match(%r{rustup\s+\(https://rustup\.rs\)}, result.stderr)
-      assert_match(/gem install ruzzy --platform x86_64-linux/, result.stderr)
+      # The precompiled gem for this machine (x86_64-linux or aarch64-linux).
+      assert_match(/gem install ruzzy --platform #{RbConfig::CONFIG["host_cpu"]}-linux$/, result.stderr)
     end
   end
 end

@@ -106,11 +106,22 @@ class TestEngineChoice < Minitest::Test
       error = assert_raises(Ruzzy::EngineUnavailableError) { Choice.libafl_path!(dir) }
       assert_match(/the libafl engine \(libafl_libfuzzer\.so\) was not built when ruzzy was installed: /,
                    error.message)
-      assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools.*precompiled gem/, error.message)
+      assert_match(/RUZZY_LIBAFL=1 .*rustup component add llvm-tools/, error.message)
 
       File.write(File.join(dir, Choice::LIBAFL_STATUS_FILE), "the build failed (cargo failed: no network); x\n")
       error = assert_raises(Ruzzy::EngineUnavailableError) { Choice.libafl_path!(dir) }
       assert_match(/the build failed \(cargo failed: no network\)/, error.message)
     end
+  end
+
+  # Only the x86_64 precompiled gem carries LibAFL's runtime: on aarch64
+  # the engine is refused with what to do instead, not sent to a gem that
+  # does not have it.
+  def test_a_missing_runtime_names_what_the_precompiled_gem_carries
+    assert_match(/or install the precompiled gem, which carries it\z/, Engines.libafl_report_default("x86_64-linux"))
+    aarch64 = Engines.libafl_report_default("aarch64-linux")
+    assert_match(/\Athe aarch64-linux precompiled gem does not carry it: use the default engine \(libfuzzer\)/, aarch64)
+    assert_match(/install the source gem with RUZZY_LIBAFL=1 \(gem install ruzzy --platform ruby; Rust/, aarch64)
+    refute_match(/precompiled gem/, Engines.libafl_report_default(nil))
   end
 end

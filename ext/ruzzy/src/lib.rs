@@ -28,6 +28,12 @@
 // libFuzzer's static archive is only linked when something names the crate.
 use libfuzzer_sys as _;
 
+// The architectures whose machine code ruzzy knows: the comparison stubs
+// (feedback/compare_sites.rs), a fault's stack pointer (engine/signals.rs),
+// the GOT's relocation numbers (detectors/got_patch.rs).
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("ruzzy supports x86_64 and aarch64 (Linux) only");
+
 mod compat;
 mod coverage;
 mod detectors;

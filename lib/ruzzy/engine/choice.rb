@@ -5,6 +5,7 @@ require_relative "../own_files"
 require_relative "../settings"
 require_relative "libfuzzer_args"
 require_relative "../native"
+require_relative "../platforms"
 require_relative "../sanitizers"
 
 module Ruzzy
@@ -101,10 +102,18 @@ module Ruzzy
         said.empty? || said == "built" ? libafl_report_default : said
       end
 
-      # How to get LibAFL's runtime.
-      def libafl_report_default
-        "reinstall ruzzy with RUZZY_LIBAFL=1 (Rust 1.93.1 or newer with rustup's llvm-tools component: " \
-          "rustup component add llvm-tools), or install the precompiled gem, which carries it"
+      # How to get LibAFL's runtime: the precompiled gem for this machine
+      # carries it or not (Platforms::WITH_LIBAFL).
+      def libafl_report_default(platform = Platforms.precompiled)
+        toolchain = "Rust 1.93.1 or newer with rustup's llvm-tools component: rustup component add llvm-tools"
+        if Platforms::WITH_LIBAFL.include?(platform)
+          "reinstall ruzzy with RUZZY_LIBAFL=1 (#{toolchain}), or install the precompiled gem, which carries it"
+        elsif platform
+          "the #{platform} precompiled gem does not carry it: use the default engine (libfuzzer), or install " \
+            "the source gem with RUZZY_LIBAFL=1 (gem install ruzzy --platform ruby; #{toolchain})"
+        else
+          "reinstall ruzzy with RUZZY_LIBAFL=1 (#{toolchain})"
+        end
       end
 
       # The environment that preloads LibAFL's runtime in front of anything

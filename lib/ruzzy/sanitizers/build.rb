@@ -111,6 +111,14 @@ module Ruzzy
       found.find { |path| File.file?(path) && File.executable?(path) } || command
     end
 
+    # The binutils program NAME for clang's target: a cross-compiling clang
+    # (--target=aarch64-linux-gnu) names aarch64-linux-gnu-NAME, whose ar
+    # indexes and objcopy rewrites that target's objects; the host's cannot.
+    def tool(name)
+      @tools ||= {}
+      @tools[name] ||= ClangRuntime.output(@clang, "-print-prog-name=#{name}") || name
+    end
+
     # Path of a compiler-rt archive (or with ext: "so" shared runtime), or nil.
     def runtime(name, ext: "a")
       ClangRuntime.find(@clang, name, ext:)
@@ -128,8 +136,9 @@ module Ruzzy
       # object may not have; the preload initialises on first use instead.
       copy = File.join(@work, File.basename(runtime_archive))
       FileUtils.cp(runtime_archive, copy)
-      members, = Open3.capture2("ar", "t", copy)
-      members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system("ar", "d", copy, member) }
+      ar = tool("ar")
+      members, = Open3.capture2(ar, "t", copy)
+      members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system(ar, "d", copy, member) }
       defaults_c = File.join(@work, "#{name}.defaults.c")
       File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
       *others, fuzzer = rest.compact
@@ -150,7 +159,7 @@ module Ruzzy
 
       copy = File.join(@work, "gated-#{File.basename(archive)}")
       renames = GATED_HOOKS.flat_map { |hook| ["--redefine-sym", "#{hook}=#{GATED_PREFIX}#{hook}"] }
-      _, status = Open3.capture2e("objcopy", *renames, archive, copy)
+      _, status = Open3.capture2e(tool("objcopy"), *renames, archive, copy)
       @gated[archive] = status.success? ? copy : nil
     rescue SystemCallError
       @gated[archive] = nil

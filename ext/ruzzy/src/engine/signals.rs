@@ -389,7 +389,6 @@ fn arm_timeout_timer() {
 /// Ruby's own test for a machine stack overflow (signal.c,
 /// check_stack_overflow): the fault is on the stack pointer's page or the
 /// one below it, or between the stack and frame pointers.
-#[cfg(target_arch = "x86_64")]
 fn stack_overflow(info: *mut libc::siginfo_t, context: *mut c_void) -> bool {
     if info.is_null() || context.is_null() {
         return false;
@@ -397,18 +396,28 @@ fn stack_overflow(info: *mut libc::siginfo_t, context: *mut c_void) -> bool {
     const PAGE: u64 = 4096;
     // SAFETY: for SA_SIGINFO handlers the kernel passes a valid siginfo
     // and ucontext.
-    unsafe {
-        let context = &*(context as *const libc::ucontext_t);
-        let sp = context.uc_mcontext.gregs[libc::REG_RSP as usize] as u64 / PAGE;
-        let bp = context.uc_mcontext.gregs[libc::REG_RBP as usize] as u64 / PAGE;
-        let fault = (*info).si_addr() as u64 / PAGE;
-        fault != 0 && (sp == fault || sp == fault + 1 || (sp <= fault && fault <= bp))
-    }
+    let ((sp, bp), fault) = unsafe {
+        (
+            stack_and_frame_pointers(&*(context as *const libc::ucontext_t)),
+            (*info).si_addr() as u64,
+        )
+    };
+    let (sp, bp, fault) = (sp / PAGE, bp / PAGE, fault / PAGE);
+    fault != 0 && (sp == fault || sp == fault + 1 || (sp <= fault && fault <= bp))
 }
 
-/// Elsewhere every fault goes to libFuzzer (machine stack overflows in C
-/// code then end as crashes instead of `SystemStackError`; untested).
-#[cfg(not(target_arch = "x86_64"))]
-fn stack_overflow(_info: *mut libc::siginfo_t, _context: *mut c_void) -> bool {
-    false
+/// The interrupted code's stack and frame pointers (x86_64: rsp, rbp).
+#[cfg(target_arch = "x86_64")]
+fn stack_and_frame_pointers(context: &libc::ucontext_t) -> (u64, u64) {
+    let registers = &context.uc_mcontext.gregs;
+    (
+        registers[libc::REG_RSP as usize] as u64,
+        registers[libc::REG_RBP as usize] as u64,
+    )
+}
+
+/// The interrupted code's stack and frame pointers (AArch64: sp, x29).
+#[cfg(target_arch = "aarch64")]
+fn stack_and_frame_pointers(context: &libc::ucontext_t) -> (u64, u64) {
+    (context.uc_mcontext.sp, context.uc_mcontext.regs[29])
 }

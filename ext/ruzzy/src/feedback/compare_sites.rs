@@ -4,9 +4,11 @@
 //! take the caller's return address as the comparison's PC. Calling them
 //! from one Rust function would make every Ruby comparison look like one
 //! site to `-use_value_profile`. Instead each call goes through one of
-//! `SITES` tiny assembly stubs (x86_64), chosen by hashing the Ruby call
-//! site (path, iseq start, pc offset): the return address inside the stub
-//! is the site's PC. The memcmp/memmem hooks take the PC as an argument.
+//! `SITES` tiny assembly stubs (x86_64 and AArch64: one table per
+//! architecture below, linked in, never written at run time), chosen by
+//! hashing the Ruby call site (path, iseq start, pc offset): the return
+//! address inside the stub is the site's PC. The memcmp/memmem hooks take
+//! the PC as an argument.
 //!
 //! Callers are located by the process's one [`locator`]: a comparison made
 //! by code that is not instrumented (ruzzy itself, RubyGems, excluded
@@ -40,6 +42,8 @@ const TABLE_ALIGN: usize = 4096;
 /// Longest prefix of a byte comparison libFuzzer learns from.
 const MAX_BYTES: usize = 64;
 
+// x86_64: a stub keeps the stack 16-byte aligned around `call r11` (the
+// hook), so the hook's return address is the stub's start + 7.
 #[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".pushsection .text.ruzzy_cmp_stubs,\"ax\",@progbits",
@@ -64,8 +68,43 @@ std::arch::global_asm!(
     stub_bytes = const STUB_BYTES,
     table_align = const TABLE_ALIGN,
 );
-
+/// Where the hook's return address is inside a stub.
 #[cfg(target_arch = "x86_64")]
+const RETURN_OFFSET: usize = 7;
+
+// AArch64: four fixed-size instructions. A stub saves the frame pointer and
+// the link register (x30, its own return address: `bl`/`blr` overwrite it),
+// calls the hook through x16 (IP0, the intra-procedure-call scratch
+// register), so x30 = the stub's start + 8 is the hook's
+// `__builtin_return_address(0)`, and restores them.
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".pushsection .text.ruzzy_cmp_stubs,\"ax\",%progbits",
+    ".balign {table_align}",
+    ".globl ruzzy_cmp_stubs",
+    ".hidden ruzzy_cmp_stubs",
+    "ruzzy_cmp_stubs:",
+    ".rept {sites}",
+    "stp x29, x30, [sp, #-16]!",
+    "blr x16",
+    "ldp x29, x30, [sp], #16",
+    "ret",
+    ".balign {stub_bytes}",
+    ".endr",
+    ".globl ruzzy_call_via_stub",
+    ".hidden ruzzy_call_via_stub",
+    "ruzzy_call_via_stub:",
+    "mov x16, x2",
+    "br x3",
+    ".popsection",
+    sites = const SITES,
+    stub_bytes = const STUB_BYTES,
+    table_align = const TABLE_ALIGN,
+);
+/// Where the hook's return address is inside a stub.
+#[cfg(target_arch = "aarch64")]
+const RETURN_OFFSET: usize = 8;
+
 extern "C" {
     static ruzzy_cmp_stubs: [u8; SITES * STUB_BYTES];
     /// Calls `hook(a, b)` from inside `stub`, so the hook's return address
@@ -151,35 +190,20 @@ fn locate(frame: &Frame, unlocated: Option<SiteId>) -> Option<SiteId> {
     Some(SiteId::at(locator::location(&info, &site)))
 }
 
-/// The PC that stands for `site`.
+/// The PC that stands for `site`: the hook's return address inside its
+/// stub.
 fn pc(site: SiteId) -> *const c_void {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
-        stubs.wrapping_add(site.stub * STUB_BYTES + 7) as *const c_void
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        (crate::coverage::sancov_8bit::PC_BASE / 2 + site.stub * STUB_BYTES) as *const c_void
-    }
+    let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+    stubs.wrapping_add(site.stub * STUB_BYTES + RETURN_OFFSET) as *const c_void
 }
 
 #[inline(always)]
 fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: `hook` takes at most two u64 arguments and returns
-        // nothing; the stub is inside the table (site.stub < SITES).
-        unsafe {
-            let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
-            ruzzy_call_via_stub(a, b, hook, stubs.add(site.stub * STUB_BYTES));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = site;
-        // SAFETY: as above; without stubs every site shares this PC.
-        unsafe { std::mem::transmute::<*const c_void, unsafe extern "C" fn(u64, u64)>(hook)(a, b) };
+    // SAFETY: `hook` takes at most two u64 arguments and returns nothing;
+    // the stub is inside the table (site.stub < SITES).
+    unsafe {
+        let stubs = std::ptr::addr_of!(ruzzy_cmp_stubs) as *const u8;
+        ruzzy_call_via_stub(a, b, hook, stubs.add(site.stub * STUB_BYTES));
     }
 }
 
