@@ -118,10 +118,10 @@ class TestEngineChoice < Minitest::Test
   # the engine is refused with what to do instead, not sent to a gem that
   # does not have it.
   def test_a_missing_runtime_names_what_the_precompiled_gem_carries
-    assert_match(/or install the precompiled gem, which carries it\z/, Engines.libafl_report_default("x86_64-linux"))
-    aarch64 = Engines.libafl_report_default("aarch64-linux")
+    assert_match(/or install the precompiled gem, which carries it\z/, Choice.libafl_report_default("x86_64-linux"))
+    aarch64 = Choice.libafl_report_default("aarch64-linux")
     assert_match(/\Athe aarch64-linux precompiled gem does not carry it: use the default engine \(libfuzzer\)/, aarch64)
     assert_match(/install the source gem with RUZZY_LIBAFL=1 \(gem install ruzzy --platform ruby; Rust/, aarch64)
-    refute_match(/precompiled gem/, Engines.libafl_report_default(nil))
+    refute_match(/precompiled gem/, Choice.libafl_report_default(nil))
   end
 end
