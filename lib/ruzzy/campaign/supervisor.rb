@@ -8,6 +8,7 @@ require_relative "workers"
 require_relative "display"
 require_relative "progress_log"
 require_relative "corpus_dirs"
+require_relative "corpus_clock"
 require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../findings/kinds"
@@ -110,6 +111,7 @@ module Ruzzy
         File.open(log_path, "a") do |log|
           log.sync = true
           @workers = Workers.new(findings: @store.dir, log:, artifacts: artifacts_dir)
+          @corpus_clock = CorpusClock.new(@corpus.first)
           previous = trap_stop
           begin
             @count.times { start_worker }
@@ -132,6 +134,7 @@ module Ruzzy
           next_step(worker, filed)
         end
         @workers.signal("KILL") if @stop_at && now > @stop_at
+        @corpus_clock.tick
         show_status
       end
 
