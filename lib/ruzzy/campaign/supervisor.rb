@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "fileutils"
-require "etc"
 require "rbconfig"
 require_relative "protocol"
 require_relative "workers"
