@@ -3,6 +3,10 @@
 # The native test probes (Ruzzy::Native._counters_hit, _probe_iseq, ...)
 # exist only under this switch; child processes inherit it.
 ENV["RUZZY_TEST_PROBES"] = "1"
+# A campaign's workers default to one per core; the suite runs several test
+# files at once, so each campaign gets one worker unless its test asks for
+# more (--workers, -fork, -jobs; test/integration/test_workers.rb).
+ENV["RUZZY_WORKERS"] = "1"
 
 # With an in-tree build (bin/compile), the tests and every process they
 # start run this checkout: exe/ first on PATH, lib/ first on the load path.

@@ -18,7 +18,6 @@ require_relative "campaign/supervisor"
 require_relative "detectors"
 require_relative "user_code"
 require "rbconfig"
-require "etc"
 
 module Ruzzy
   # The `ruzzy` command: `ruzzy [OPTIONS] HARNESS.rb [libFuzzer flags and corpus dirs]`.
@@ -72,7 +71,7 @@ module Ruzzy
         --findings=DIR     where --keep-going files findings (implies it;
                            default #{DEFAULT_FINDINGS_DIR})
         --workers=N        a campaign's processes fuzzing at once on one
-                           corpus (default: one per core, here #{Etc.nprocessors})
+                           corpus (default: #{CommandOptions.default_workers_text})
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message

@@ -29,5 +29,11 @@ module Ruzzy
 
     # Every one of them.
     ALL = [ENGINE, DISABLE_DETECTORS, COMPARE_HOOKS, LITERAL_DICT, LOCATIONS, ASAN_RAISE_HOOK].freeze
+
+    # Not a setting of a run, so not in ALL (a replay is one process): the
+    # number of worker processes a campaign or `ruzzy ci` uses when neither
+    # --workers nor libFuzzer's -workers, -fork or -jobs chooses it
+    # (CommandOptions.default_workers; default: one per core).
+    WORKERS = "RUZZY_WORKERS"
   end
 end

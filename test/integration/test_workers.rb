@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require "etc"
 
 # A campaign's workers (docs/campaigns.md, "Workers"): N processes fuzzing
 # at once on one corpus, their findings in one store, their executions
@@ -137,6 +138,28 @@ class TestWorkers < Minitest::Test
       assert_exit 2, plain
       assert_match(/ruzzy: --workers is for a campaign \(--keep-going\)/, plain.stderr)
       assert_match(/--workers=N +a campaign's processes fuzzing at once/, ruzzy("--help").stdout)
+    end
+  end
+
+  # With no option choosing it, RUZZY_WORKERS is the number of workers of
+  # a campaign and of `ruzzy ci`, else one per core; a bad value is a
+  # usage error naming it.
+  def test_the_default_number_of_workers
+    in_tmpdir do |dir|
+      write_harness(dir, CLEAN)
+      { "3" => 3, nil => Etc.nprocessors }.each do |value, count|
+        env = { "RUZZY_WORKERS" => value }
+        result = ruzzy("--keep-going", "harness.rb", "-seed=1", "-runs=50", chdir: dir, env:)
+        assert_exit 0, result
+        assert_match(/^ruzzy: campaign: .*, #{count} worker\(s\)$/, result.stderr)
+        assert_equal count, campaign_log(dir).scan(/^==> worker \d+: /).size
+        FileUtils.rm_rf(File.join(dir, "ruzzy-findings"))
+      end
+      [ruzzy("--keep-going", "harness.rb", "-runs=1", chdir: dir, env: { "RUZZY_WORKERS" => "0" }),
+       ruzzy("ci", chdir: dir, env: { "RUZZY_WORKERS" => "two" })].each do |result|
+        assert_exit 2, result
+        assert_match(/ruzzy: RUZZY_WORKERS takes a whole number of workers, 1 or more, got "(0|two)"/, result.stderr)
+      end
     end
   end
 

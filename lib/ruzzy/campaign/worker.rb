@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "etc"
 require "fileutils"
 require_relative "../cli/command_options"
 require_relative "protocol"
@@ -21,7 +20,7 @@ module Ruzzy
 
       # The number of workers: +given+ (--workers), else libFuzzer's
       # -workers, -fork or -jobs among +args+ (LibFuzzerArgs; the first
-      # not 0), else one per core.
+      # not 0), else CommandOptions.default_workers.
       def self.count(given, args)
         return given if given
 
@@ -30,7 +29,7 @@ module Ruzzy
           count = CommandOptions.worker_count(value, "-#{name}", zero: true)
           return count if count.positive?
         end
-        Etc.nprocessors
+        CommandOptions.default_workers
       end
 
       attr_reader :index, :pid, :io, :output, :artifacts, :status

@@ -4,7 +4,6 @@ require "open3"
 require "rbconfig"
 require "fileutils"
 require "digest/sha1"
-require "etc"
 require_relative "../exit_status"
 require_relative "command_options"
 require_relative "../findings/store"
@@ -39,8 +38,8 @@ module Ruzzy
 
       Runs every fuzz test (fuzz_test in Minitest or RSpec files under PATH,
       default test/ and spec/) for N seconds (default 60) and prints a summary.
-      Tests run at once on --workers processes (default: one per core, here
-      #{Etc.nprocessors}): as many tests at a time, spare ones as more
+      Tests run at once on --workers processes (default:
+      #{CommandOptions.default_workers_text}): as many tests at a time, spare ones as more
       workers of a test's campaign; each test's lines are printed when it ends.
       Every finding is recorded, grouped by bug, in DIR/findings/<test>/ (see
       ruzzy findings) and fuzzing goes on; --stop-at-first ends a test's run
@@ -62,7 +61,7 @@ module Ruzzy
       @log_dir = "ruzzy-ci-logs"
       @flags = []
       @keep_going = true
-      @workers = Etc.nprocessors
+      @workers = nil
     end
 
     def run
@@ -95,6 +94,7 @@ module Ruzzy
       parser.on("--stop-at-first") { @keep_going = false }
       return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
 
+      @workers ||= CommandOptions.default_workers
       candidates(@argv.empty? ? %w[test spec].select { |dir| File.directory?(dir) } : @argv)
     end
 

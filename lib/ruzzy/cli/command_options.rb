@@ -1,8 +1,10 @@
 # frozen_string_literal: true
 
+require "etc"
 require "optparse"
 require_relative "../version"
 require_relative "../sanitizers"
+require_relative "../settings"
 
 module Ruzzy
   # Command-line parsing for ruzzy's commands: each builds an OptionParser
@@ -47,6 +49,18 @@ module Ruzzy
     # --workers=N: yields N, a whole number of 1 or more.
     def workers(parser)
       parser.on("--workers=N") { |text| yield worker_count(text, "--workers") }
+    end
+
+    # The number of worker processes when no option chooses it:
+    # $RUZZY_WORKERS (a whole number, 1 or more), else one per core.
+    def default_workers
+      text = ENV.fetch(Settings::WORKERS, "")
+      text.empty? ? Etc.nprocessors : worker_count(text, Settings::WORKERS)
+    end
+
+    # What --help says of the default number of workers.
+    def default_workers_text
+      "$#{Settings::WORKERS}, else one per core, here #{Etc.nprocessors}"
     end
 
     # +text+ as a number of worker processes for the option +name+ (0
