@@ -5,6 +5,7 @@ require "open3"
 require "rbconfig"
 require "tmpdir"
 require_relative "freshness"
+require_relative "../../lib/ruzzy/platforms"
 
 # The tests that need ruzzy installed as a gem (`ruzzy oss-fuzz-build`
 # copies the gem it runs from into $OUT): with RUZZY_TEST_INSTALLED=1
@@ -65,7 +66,7 @@ module InstalledRuzzy
       package = File.join(File.dirname(GEM_HOME), "ruzzy-tree-#{MINOR}.gem")
       Dir.mktmpdir("ruzzy-tree-gem") do |stage|
         run(ROOT, {}, RbConfig.ruby, File.join(ROOT, "bin", "stage-gem"), stage, "#{MINOR}=#{File.dirname(BUILD)}")
-        run(stage, { "RUZZY_PLATFORM" => Gem::Platform.local.to_s },
+        run(stage, { "RUZZY_PLATFORM" => Ruzzy::Platforms.precompiled || Ruzzy::Platforms.local },
             "gem", "build", "ruzzy.gemspec", "--output", package)
       end
       run(ROOT, { "GEM_HOME" => GEM_HOME, "GEM_PATH" => GEM_HOME },

@@ -6,9 +6,10 @@ module Ruzzy
   module Campaign
     # The worker processes a campaign's supervisor runs at once, and what
     # they counted together: the executions of every worker (those that
-    # ended and those running), and the coverage, corpus and lines reached
-    # of the furthest running one (they share one corpus). Between workers
-    # the last known numbers stay: a new worker starts from the same corpus.
+    # ended and those running), and the furthest coverage, corpus and lines
+    # reached any of them gave, running or ended (they share one corpus, so
+    # these never go down; a worker that a finding ends before the next
+    # status line still counts).
     class Workers
       # How many workers were started, the executions of those that ended.
       attr_reader :started, :executions
@@ -51,6 +52,7 @@ module Ruzzy
           @running.delete(io)
           worker.wait
           @executions += worker.executions
+          remember(worker.output)
           @log.puts "<== worker #{worker.index}: pid #{worker.pid} #{worker.ended} " \
                     "after #{worker.executions} executions"
           worker
@@ -66,13 +68,19 @@ module Ruzzy
       # ([lines, edges, all lines] or nil) so far.
       def numbers
         outputs = @running.each_value.map(&:output)
-        progress = outputs.filter_map(&:progress)
-        @coverage = progress.filter_map(&:coverage).max || @coverage
-        @corpus = progress.filter_map(&:corpus).max || @corpus
-        reached = outputs.filter_map(&:reached)
-        @reached = reached.transpose.map(&:max) unless reached.empty?
-        [{ executions: @executions + progress.sum { |each| each.executions.to_i }, coverage: @coverage.to_i,
-           corpus: @corpus.to_i }, @reached]
+        outputs.each { |output| remember(output) }
+        [{ executions: @executions + outputs.sum { |output| output.progress&.executions.to_i },
+           coverage: @coverage.to_i, corpus: @corpus.to_i }, @reached]
+      end
+
+      private
+
+      # Keeps the furthest coverage, corpus and lines reached so far and
+      # those of +output+ (a WorkerOutput).
+      def remember(output)
+        @coverage = [@coverage, output.progress&.coverage].compact.max
+        @corpus = [@corpus, output.progress&.corpus].compact.max
+        @reached = [@reached, output.reached].compact.transpose.map(&:max) if output.reached
       end
     end
   end
