@@ -16,8 +16,9 @@ class TestCampaignWorkers < Minitest::Test
     Dir.mktmpdir do |dir|
       workers = Workers.new(findings: dir, log: StringIO.new, artifacts: dir)
       [[3, 1, 5], [7, 2, 4]].each do |coverage, corpus, executions|
-        workers.start { ["printf", "#2\\tINITED cov: #{coverage} ft: 3 corp: #{corpus}/1b exec/s: 0 rss: 30Mb\\n" \
-                                   "stat::number_of_executed_units: #{executions}\\n"] }
+        lines = "#2\\tINITED cov: #{coverage} ft: 3 corp: #{corpus}/1b exec/s: 0 rss: 30Mb\\n" \
+                "stat::number_of_executed_units: #{executions}\\n"
+        workers.start { ["printf", lines] }
         workers.follow(1) { nil } until workers.empty?
       end
       counted, reached = workers.numbers
