@@ -383,22 +383,32 @@ module Bench
   PLANTED = File.expand_path("../test/fixtures/campaign/three_bugs.rb", DIR)
   SOLVE_ROW = "two-stage integer checksum"
 
+  # Rounds of the workers section's parser rows (BENCH_WORKER_ROUNDS):
+  # this machine's share of its cores moves from minute to minute, so each
+  # round runs 1 worker, 2 workers and the two-campaign reference one
+  # after another, and the rows add the rounds up.
+  WORKER_ROUNDS = Integer(ENV.fetch("BENCH_WORKER_ROUNDS", "3"))
+
   # A campaign's numbers with 1 and with 2 workers (`--workers=N`, each
   # from an empty corpus, -seed=1): execs/s, the coverage reached
   # (libFuzzer's count, the progress log's last row) and whether the
-  # closing line's count is the sum of the workers' own; then the seconds
-  # to each finding of the planted-bug target and of one solve row.
+  # closing line's count is the sum of the workers' own; beside them, what
+  # two separate 1-worker campaigns at once (seeds 1 and 2, corpora of
+  # their own) execute against one alone: the most two processes get from
+  # this machine at that time, the ceiling of the 2 / 1 column. Then the
+  # seconds to each finding of the planted-bug target and of one solve row.
   def workers
-    rows = PARSERS.map { |name| [name, *worker_cells(WORKER_COUNTS.map { |count| workers_run(target(name), count) })] }
+    rows = PARSERS.map { |name| [name, *worker_cells(*worker_rounds(target(name)))] }
     planted = planted_runs
     solve = WORKER_COUNTS.map { |count| workers_run(SOLVES.fetch(SOLVE_ROW), count, seconds: FINDING_SECONDS) }
     rows << ["planted bugs (three.rb, #{FINDING_SECONDS} s)", *worker_cells(planted)]
     rows << ["#{SOLVE_ROW} (#{FINDING_SECONDS} s)", *worker_cells(solve)]
     counts = WORKER_COUNTS
-    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each from an empty corpus, -seed=1 " \
-          "(#{Etc.nprocessors} cores; load average #{File.read("/proc/loadavg").split.first} at the end)",
-          ["target", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", *counts.map { |count| "cov, #{count}" },
-           "summary = sum of workers"], rows)
+    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each from an empty corpus, -seed=1, parsers " \
+          "the mean of #{WORKER_ROUNDS} rounds (#{Etc.nprocessors} cores; load average " \
+          "#{File.read("/proc/loadavg").split.first} at the end)",
+          ["target", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", "two separate campaigns / 1",
+           *counts.map { |count| "cov, #{count}" }, "summary = sum of workers"], rows)
     table("Workers: seconds from the start to each finding (its NEW line; start-up included)",
           ["target", "finding", *counts.map { |count| "#{count} worker(s)" }],
           finding_rows("planted bugs" => planted, SOLVE_ROW => solve))
@@ -425,21 +435,39 @@ module Bench
     end
   end
 
-  def worker_cells(runs)
+  # WORKER_ROUNDS rounds of +harness+ with each worker count and with two
+  # separate campaigns at once: the runs of each count together (the mean
+  # rate, the last round's coverage), and the separate pairs' mean rate.
+  def worker_rounds(harness)
+    rounds = Array.new(WORKER_ROUNDS) do
+      [WORKER_COUNTS.map { |count| workers_run(harness, count) },
+       [1, 2].map { |seed| Thread.new { workers_run(harness, 1, seed:) } }.sum { |thread| thread.value[:rate] }]
+    end
+    runs = rounds.map(&:first).transpose.map do |each|
+      { rate: each.sum { |run| run[:rate] } / WORKER_ROUNDS, coverage: each.last[:coverage],
+        counted: each.all? { |run| run[:counted] } }
+    end
+    [runs, rounds.sum(&:last) / WORKER_ROUNDS]
+  end
+
+  # A row's cells: +runs+ (one per worker count), and +separate+, the rate
+  # of two separate campaigns at once, when measured.
+  def worker_cells(runs, separate = nil)
     one, two = runs
-    [*runs.map { |run| fmt(run[:rate]) }, "#{fmt(two[:rate] / one[:rate], 2)}x", *runs.map { |run| run[:coverage] },
-     runs.all? { |run| run[:counted] } ? "yes" : "NO"]
+    [*runs.map { |run| fmt(run[:rate]) }, "#{fmt(two[:rate] / one[:rate], 2)}x",
+     separate ? "#{fmt(separate / one[:rate], 2)}x" : "",
+     *runs.map { |run| run[:coverage] }, runs.all? { |run| run[:counted] } ? "yes" : "NO"]
   end
 
   # One campaign of +harness+ with +count+ workers in a fresh directory
   # (ruzzy's +options+ before it); its numbers, with the seconds from the
   # start to each group's NEW line.
-  def workers_run(harness, count, *options, seconds: SECONDS, flags: [])
+  def workers_run(harness, count, *options, seconds: SECONDS, flags: [], seed: 1)
     Dir.mktmpdir("ruzzy-bench-workers") do |work|
       started = now
       found = {}
       output = +""
-      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=1",
+      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=#{seed}",
                 "-max_total_time=#{seconds}", *flags], err: %i[child out], chdir: work) do |io|
         io.each_line do |line|
           output << line
