@@ -85,7 +85,14 @@ class TestFuzzTests < Minitest::Test
       assert_match(%r{FOUND  verifies any record \(spec/checksum_spec\.rb\)}, result.stdout)
       assert_match(/ok     counts bytes/, result.stdout)
       assert_match(/ruzzy ci: 2 of 3 fuzz test\(s\) found a bug; logs in ruzzy-ci-logs/, result.stdout)
-      assert File.file?(File.join(dir, "ruzzy-ci-logs", "verifies_any_record.log"))
+      # Two tests named alike, in two files: a log each, named by file too.
+      logs = File.join(dir, "ruzzy-ci-logs")
+      %w[test_checksum_fuzz_test_rb spec_checksum_spec_rb].each do |file|
+        log = File.join(logs, "#{file}_verifies_any_record.log")
+        assert File.file?(log), "#{log}: each of the two tests named alike has its own log"
+      end
+      refute File.exist?(File.join(logs, "verifies_any_record.log"))
+      assert File.file?(File.join(logs, "counts_bytes.log")), "a test with a name of its own keeps its log's name"
     end
   end
 

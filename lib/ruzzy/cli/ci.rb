@@ -23,7 +23,7 @@ module Ruzzy
   # of each group there too (as crash-<sha1>, so the ordinary test run
   # replays it; a typed fuzz test saves its exceptions itself, as regression
   # files, so only its other findings are copied), and its output to
-  # LOG_DIR/<slug>.log. With
+  # LOG_DIR/<slug>.log (<file_slug> when two tests share a name). With
   # --stop-at-first, the first finding ends the test's run. `lib/` is on
   # the load path, as with `rake test`.
   #
@@ -73,6 +73,7 @@ module Ruzzy
         @out.puts "ruzzy ci: no fuzz tests found in #{paths.empty? ? "test/ or spec/" : @argv.join(", ")}"
         return EXIT_OK
       end
+      @clashing = tests.map { |test| FuzzTest.slug(test.name) }.tally.select { |_, count| count > 1 }.keys
       @out.puts "ruzzy ci: #{tests.size} fuzz test(s), #{@seconds} s each, #{[@workers, tests.size].min} at a time"
       @out.flush
       summarize(fuzz_all(tests))
@@ -152,10 +153,10 @@ module Ruzzy
 
     # Fuzzes +test+ with +workers+ campaign workers.
     def fuzz(test, workers)
-      log = File.join(@log_dir, "#{FuzzTest.slug(test.name)}.log")
+      log = File.join(@log_dir, "#{log_slug(test)}.log")
       corpus = corpus_of(test)
       before = count_files(corpus)
-      findings = File.join(@log_dir, "findings", FuzzTest.slug("#{ShownPath.of(test.file)} #{test.name}"))
+      findings = File.join(@log_dir, "findings", file_slug(test))
       FileUtils.rm_rf(findings)
       campaign = @keep_going ? ["--findings=#{findings}", "--workers=#{workers}"] : []
       command = [RbConfig.ruby, @program, *campaign, "run-test", test.file, test.name, "-max_total_time=#{@seconds}",
@@ -165,6 +166,18 @@ module Ruzzy
       groups = @keep_going ? keep_as_examples(Findings::Store.new(findings).groups, corpus, test) : []
       Result.new(test, status.exitstatus, log, finding_of(output), output[/Test unit written to (\S+)/, 1],
                  before, count_files(corpus), groups)
+    end
+
+    # The name of +test+'s log: its own name's slug, or its file's and
+    # name's (as its findings directory) when another test of this run has
+    # the same name.
+    def log_slug(test)
+      name = FuzzTest.slug(test.name)
+      @clashing.include?(name) ? file_slug(test) : name
+    end
+
+    def file_slug(test)
+      FuzzTest.slug("#{ShownPath.of(test.file)} #{test.name}")
     end
 
     # Copies each group's input into +corpus+ as crash-<sha1>, where the
