@@ -45,7 +45,8 @@ module Ruzzy
     # override them): the above, libFuzzer's exit status for a crash,
     # UBSan's stack traces, and a DEDUP_TOKEN line of the top 3 frames in
     # every report (the identity that libFuzzer's -minimize_crash=1 keeps,
-    # as ruzzy's own reports of Ruby exceptions do).
+    # as ruzzy's own reports of Ruby exceptions do). The preload adds the
+    # llvm-symbolizer it finds on the machine (sanitizers/preload_options.c).
     PRELOAD_DEFAULTS = {
       "address" => "#{RUBY_OPTIONS.fetch("address")}:exitcode=77:dedup_token_length=3",
       "undefined" => "#{RUBY_OPTIONS.fetch("undefined")}:print_stacktrace=1:exitcode=77:dedup_token_length=3"

@@ -166,6 +166,28 @@ class TestSanitizers < Minitest::Test
     end
   end
 
+  # The preloads name this machine's llvm-symbolizer themselves: the
+  # runtime's own choice is its build machine's LLVM version only
+  # (/usr/bin/llvm-symbolizer-21 in Debian sid's), so the precompiled gem
+  # printed every C frame as an address on a machine with another LLVM.
+  def test_the_llvm_symbolizer_on_path_names_the_c_frames
+    symbolizer = ENV.fetch("PATH").split(File::PATH_SEPARATOR).map { |dir| File.join(dir, "llvm-symbolizer") }
+                    .find { |path| File.executable?(path) } || Dir["/usr/bin/llvm-symbolizer-*"].max
+    prerequisite! symbolizer, "no llvm-symbolizer (apt-get install llvm)"
+    in_tmpdir do |dir|
+      tools = File.join(dir, "tools")
+      FileUtils.mkdir_p(tools)
+      File.symlink(symbolizer, File.join(tools, "llvm-symbolizer"))
+      result = ruzzy("dummy", "-seed=1", "-runs=#{runs(2_000_000)}", chdir: dir,
+                                                                     env: { "ASAN_OPTIONS" => "help=1",
+                                                                            "PATH" => "#{tools}:#{ENV.fetch("PATH")}" })
+      assert_exit 77, result
+      assert_match(%r{external_symbolizer_path\n.*\(Current Value: #{Regexp.escape(tools)}/llvm-symbolizer\)},
+                   result.stderr)
+      assert_match(/^    #0 0x\h+ in check \S*dummy\.c:\d+/, result.stderr)
+    end
+  end
+
   def test_unknown_sanitizer_is_a_usage_error
     result = ruzzy("--sanitizer=thread", "x.rb")
     assert_exit 2, result

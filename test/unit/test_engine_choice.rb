@@ -74,9 +74,10 @@ class TestEngineChoice < Minitest::Test
     require "ruzzy/sanitizers/clang_runtime"
     assert_nil Ruzzy::ClangRuntime.find("no-such-clang", "asan", ext: "so")
     prerequisite!(Ruzzy::Sanitizers.clang, "clang at install")
-    assert_match(/libclang_rt\.asan(?:-x86_64)?\.so\z/,
+    assert_match(/libclang_rt\.asan(?:-(?:x86_64|aarch64))?\.so\z/,
                  Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan", ext: "so"))
-    assert_match(/libclang_rt\.asan(?:-x86_64)?\.a\z/, Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan"))
+    assert_match(/libclang_rt\.asan(?:-(?:x86_64|aarch64))?\.a\z/,
+                 Ruzzy::ClangRuntime.find(Ruzzy::Sanitizers.clang, "asan"))
   end
 
   # The precompiled gem carries one LibAFL runtime for every Ruby, in

@@ -29,6 +29,10 @@ module Ruzzy
     # glibc 2.31 (see the file).
     GLIBC_COMPAT = File.expand_path("preload_glibc_compat.c", __dir__)
 
+    # The runtime's default options: Sanitizers::PRELOAD_DEFAULTS and where
+    # this machine's llvm-symbolizer is (see the file).
+    OPTIONS = File.expand_path("preload_options.c", __dir__)
+
     # Prints a Ruby exception finding's frames where the preload's libFuzzer
     # prints the native stack (see the file).
     FRAME_PRINTER = File.expand_path("preload_frames.c", __dir__)
@@ -139,12 +143,11 @@ module Ruzzy
       ar = tool("ar")
       members, = Open3.capture2(ar, "t", copy)
       members.lines.map(&:strip).grep(/\A#{preinit}/).each { |member| system(ar, "d", copy, member) }
-      defaults_c = File.join(@work, "#{name}.defaults.c")
-      File.write(defaults_c, "const char *#{options_symbol}(void) { return \"#{defaults}\"; }\n")
       *others, fuzzer = rest.compact
       gated = gated_fuzzer(fuzzer)
-      compile(name, "-shared", "-fPIC", "-O2", "-o", File.join(@output, name), defaults_c, FRAME_PRINTER, GLIBC_COMPAT,
-              CUSTOM_MUTATOR,
+      compile(name, "-shared", "-fPIC", "-O2", "-o", File.join(@output, name),
+              "-DRUZZY_OPTIONS_FUNCTION=#{options_symbol}", %(-DRUZZY_DEFAULT_OPTIONS="#{defaults}"), OPTIONS,
+              FRAME_PRINTER, GLIBC_COMPAT, CUSTOM_MUTATOR,
               *(gated ? ["-DRUZZY_GATED_PREFIX=#{GATED_PREFIX}", COMPARE_GATE] : []),
               "-Wl,--wrap=__sanitizer_print_stack_trace", "-Wl,--wrap=__sanitizer_set_death_callback",
               "-Wl,--whole-archive", copy, *others, gated || fuzzer, "-Wl,--no-whole-archive", *LIBS)
