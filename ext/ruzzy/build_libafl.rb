@@ -12,6 +12,7 @@
 #   RUZZY_LIBAFL=1             build it (needs Rust 1.93.1+ and rustup's llvm-tools
 #                              component; about 4 minutes on two cores)
 #   RUZZY_LIBAFL_RUNTIME=FILE  install this already built libafl_libfuzzer.so instead
+#                              (refused when built for another machine)
 #   CARGO, CC                  the cargo and the C compiler (default: cargo, cc)
 #   RUZZY_LIBAFL_TARGET_DIR    keep cargo's build products there (faster rebuilds)
 
@@ -19,6 +20,7 @@ require "fileutils"
 require "open3"
 require "tmpdir"
 require_relative "../../lib/ruzzy/engine/choice"
+require_relative "../../lib/ruzzy/extensions/shared_object"
 
 output = File.expand_path(ARGV.fetch(0))
 FileUtils.mkdir_p(output)
@@ -50,8 +52,19 @@ def build(crate, runtime)
   end
 end
 
+# Installs the runtime +prebuilt+ names; nil when done, else what is wrong.
+def install(prebuilt, runtime)
+  return "no such file: #{prebuilt}" unless File.file?(prebuilt)
+
+  other = Ruzzy::Extensions::SharedObject.other_machine(prebuilt)
+  return "#{prebuilt} was #{other}" if other
+
+  FileUtils.cp(prebuilt, runtime)
+  nil
+end
+
 problem = if !prebuilt.empty?
-            File.file?(prebuilt) ? (FileUtils.cp(prebuilt, runtime) && nil) : "no such file: #{prebuilt}"
+            install(prebuilt, runtime)
           elsif ENV.fetch("RUZZY_LIBAFL", "") == "1"
             build(crate, runtime)
           end

@@ -115,6 +115,51 @@ class TestEngineChoice < Minitest::Test
     end
   end
 
+  # A file with the ELF header of a shared object for the other
+  # architecture than this process's (x86_64 or aarch64).
+  def foreign_object(path)
+    ours = Ruzzy::Extensions::SharedObject.machine("/proc/self/exe")
+    theirs = ours == 62 ? 183 : 62
+    File.binwrite(path, ["\x7FELF".b, 2, 1, 1, 0, 3, theirs].pack("a4C4x8S<S<").ljust(64, "\0"))
+    Ruzzy::Extensions::SharedObject::MACHINES.fetch(theirs)
+  end
+
+  # A gem directory shared with a container of the other architecture: the
+  # dynamic loader would skip the preload and run libFuzzer in its place.
+  def test_a_runtime_for_another_machine_is_refused
+    Dir.mktmpdir do |dir|
+      theirs = foreign_object(File.join(dir, Choice::LIBAFL_FILE))
+      error = assert_raises(Ruzzy::EngineUnavailableError) { Choice.libafl_path!(dir) }
+      assert_match(/the libafl engine's runtime \S+#{Choice::LIBAFL_FILE} was built for #{theirs}, /, error.message)
+      assert_match(/, not for this \w+ machine: /, error.message)
+      assert_match(/RUZZY_LIBAFL=1/, error.message)
+    end
+  end
+
+  # The install step given an already built runtime (RUZZY_LIBAFL_RUNTIME,
+  # as bin/setup does): one for this machine is installed, one for another
+  # is not, and libafl.txt says why.
+  def test_the_install_takes_a_built_runtime_only_for_this_machine
+    script = File.join(ROOT, "ext", "ruzzy", "build_libafl.rb")
+    Dir.mktmpdir do |dir|
+      foreign = File.join(dir, "foreign.so")
+      theirs = foreign_object(foreign)
+      _, err, status = Open3.capture3({ "RUZZY_LIBAFL_RUNTIME" => foreign }, RbConfig.ruby, script,
+                                      File.join(dir, "other"))
+      assert status.success?, err
+      assert_match(/LibAFL's runtime was not built: \S+foreign\.so was built for #{theirs}, not for this/, err)
+      refute_path_exists File.join(dir, "other", Choice::LIBAFL_FILE)
+      said = File.read(File.join(dir, "other", Choice::LIBAFL_STATUS_FILE))
+      assert_match(/was built for #{theirs}.*RUZZY_LIBAFL=1/, said)
+
+      _, err, status = Open3.capture3({ "RUZZY_LIBAFL_RUNTIME" => "/proc/self/exe" }, RbConfig.ruby, script,
+                                      File.join(dir, "ours"))
+      assert status.success?, err
+      assert_path_exists File.join(dir, "ours", Choice::LIBAFL_FILE)
+      assert_equal "built\n", File.read(File.join(dir, "ours", Choice::LIBAFL_STATUS_FILE))
+    end
+  end
+
   # Only the x86_64 precompiled gem carries LibAFL's runtime: on aarch64
   # the engine is refused with what to do instead, not sent to a gem that
   # does not have it.

@@ -7,6 +7,7 @@ require_relative "libfuzzer_args"
 require_relative "../native"
 require_relative "../platforms"
 require_relative "../sanitizers"
+require_relative "../extensions/shared_object"
 
 module Ruzzy
   # The engine: what runs the fuzzing loop (ext/ruzzy/src/engine/ on the
@@ -86,13 +87,19 @@ module Ruzzy
       end
 
       # LibAFL's runtime; raises EngineUnavailableError, saying how to get it,
-      # when it was not built.
+      # when it was not built, or was built for another machine (a gem
+      # directory shared with a container of another architecture: the
+      # dynamic loader would skip the preload with a warning, and libFuzzer
+      # would run in its place).
       def libafl_path!(dir = nil)
         file = libafl_path(dir)
-        return file if File.file?(file)
+        unless File.file?(file)
+          raise EngineUnavailableError,
+                "the libafl engine (#{LIBAFL_FILE}) was not built when ruzzy was installed: #{libafl_report(dir)}"
+        end
+        other = Extensions::SharedObject.other_machine(file) or return file
 
-        raise EngineUnavailableError,
-              "the libafl engine (#{LIBAFL_FILE}) was not built when ruzzy was installed: #{libafl_report(dir)}"
+        raise EngineUnavailableError, "the libafl engine's runtime #{file} was #{other}: #{libafl_report(dir)}"
       end
 
       # What the install-time build said, or how to ask for it.

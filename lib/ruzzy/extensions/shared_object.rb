@@ -3,7 +3,7 @@
 module Ruzzy
   module Extensions
     # What a compiled extension (an ELF64 little-endian shared object, as on
-    # x86_64 Linux) says about how it was built: the names in its dynamic
+    # x86_64 and aarch64 Linux) says about how it was built: the names in its dynamic
     # symbol table (an instrumented object calls into the sanitizer runtime
     # and SanitizerCoverage through them) and the compiler lines of its
     # .comment section. Reads the section headers and those two sections
@@ -19,6 +19,36 @@ module Ruzzy
       DYNSYM = 11
 
       Section = Struct.new(:name_offset, :type, :offset, :bytes, :link)
+      # The ELF machines (e_machine) of the architectures ruzzy runs on.
+      MACHINES = { 62 => "x86_64", 183 => "aarch64" }.freeze
+      # The running program: where the machine this process runs on is read.
+      SELF = "/proc/self/exe"
+
+      # The ELF machine +path+ was built for (e_machine), or nil when it is
+      # not a 64-bit little-endian ELF file or cannot be read.
+      def self.machine(path)
+        header = File.binread(path, 20)
+        header.unpack1("@18S<") if header && header.bytesize == 20 && elf64_le?(header)
+      rescue SystemCallError, IOError
+        nil
+      end
+
+      # What is wrong with +path+ as code for this process ("built for
+      # x86_64, not for this aarch64 machine"), or nil when it is an ELF file
+      # for this machine or not one at all (nothing to say).
+      def self.other_machine(path)
+        theirs = machine(path)
+        ours = machine(SELF)
+        return if theirs.nil? || ours.nil? || theirs == ours
+
+        theirs, ours = [theirs, ours].map { |machine| MACHINES.fetch(machine) { "ELF machine #{machine}" } }
+        "built for #{theirs}, not for this #{ours} machine"
+      end
+
+      # Whether +header+ starts a 64-bit little-endian ELF file.
+      def self.elf64_le?(header)
+        header.start_with?(MAGIC) && header.getbyte(4) == 2 && header.getbyte(5) == 1
+      end
 
       def initialize(path)
         @path = path
@@ -48,8 +78,7 @@ module Ruzzy
       def read_sections
         header = read(0, HEADER)
         raise NotSharedObject, "#{@path}: not an ELF file" unless header.start_with?(MAGIC)
-        raise NotSharedObject, "#{@path}: not a 64-bit little-endian ELF file" unless header.getbyte(4) == 2 &&
-                                                                                      header.getbyte(5) == 1
+        raise NotSharedObject, "#{@path}: not a 64-bit little-endian ELF file" unless self.class.elf64_le?(header)
 
         offset, = header.unpack("@40Q<")
         entry, count, names = header.unpack("@58S<S<S<")
