@@ -118,10 +118,10 @@ class TestEngineChoice < Minitest::Test
   # A file with the ELF header of a shared object for the other
   # architecture than this process's (x86_64 or aarch64).
   def foreign_object(path)
-    ours = Ruzzy::Extensions::SharedObject.machine("/proc/self/exe")
-    theirs = ours == 62 ? 183 : 62
-    File.binwrite(path, ["\x7FELF".b, 2, 1, 1, 0, 3, theirs].pack("a4C4x8S<S<").ljust(64, "\0"))
-    Ruzzy::Extensions::SharedObject::MACHINES.fetch(theirs)
+    object = Ruzzy::Extensions::SharedObject
+    theirs = (object::MACHINES.keys - [object.machine(object::SELF)]).first
+    File.binwrite(path, [object::MAGIC, 2, 1, 1, 0, 3, theirs].pack("a4C4x8S<S<").ljust(64, "\0"))
+    object::MACHINES.fetch(theirs)
   end
 
   # A gem directory shared with a container of the other architecture: the
