@@ -8,7 +8,8 @@
 # BENCH_SEEDS (seeds for solve times, default "1,2,3"),
 # BENCH_SAFE_SECONDS (each safe detector example, default 60),
 # BENCH_FINDING_SECONDS (the workers section's campaigns on the planted-bug
-# target and a solve row, default 60),
+# target, default 60), BENCH_WORKER_ROUNDS (the workers section's rounds
+# per parser, default 3),
 # BENCH_SOURCES (where the c_extensions section keeps the gems' source
 # tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
 # default /var/cache/ruzzy/bench-sources), BENCH_GEMS (the c_extensions
@@ -376,7 +377,7 @@ module Bench
 
   # Worker counts the workers section compares.
   WORKER_COUNTS = [1, 2].freeze
-  # Seconds of each campaign on the planted-bug target and the solve row.
+  # Seconds of each campaign on the planted-bug target.
   FINDING_SECONDS = Integer(ENV.fetch("BENCH_FINDING_SECONDS", "60"))
   # The planted-bug campaign target (docs/campaigns.md), shared with the
   # campaign search test.
@@ -389,27 +390,39 @@ module Bench
   # after another, and the rows add the rounds up.
   WORKER_ROUNDS = Integer(ENV.fetch("BENCH_WORKER_ROUNDS", "3"))
 
-  # A campaign's numbers with 1 and with 2 workers (`--workers=N`, each
-  # from an empty corpus, -seed=1): execs/s, the coverage reached
-  # (libFuzzer's count, the progress log's last row) and whether the
+  # A campaign's numbers with 1 and with 2 workers (`--workers=N`,
+  # -seed=1): execs/s, the coverage reached (libFuzzer's count, the
+  # progress log's last row), the corpus at the end and whether the
   # closing line's count is the sum of the workers' own; beside them, what
   # two separate 1-worker campaigns at once (seeds 1 and 2, corpora of
   # their own) execute against one alone: the most two processes get from
-  # this machine at that time, the ceiling of the 2 / 1 column. Then the
-  # seconds to each finding of the planted-bug target and of one solve row.
+  # this machine at that time, the ceiling of the 2 / 1 column. Each
+  # parser starts twice: from an empty corpus, where 2 workers get further
+  # in the same time and so run larger inputs, and from the corpus one run
+  # of CORPUS_SECONDS built, where both run inputs of the same kind. Then
+  # the seconds to each finding of the planted-bug target and of one solve
+  # row.
   def workers
-    rows = PARSERS.map { |name| [name, *worker_cells(*worker_rounds(target(name)))] }
+    rows = PARSERS.flat_map do |name|
+      seeds, = corpus(name)
+      { "empty" => nil, "#{CORPUS_SECONDS} s corpus" => seeds }.map do |start, dir|
+        [name, start, *worker_cells(*worker_rounds(target(name), dir))]
+      end
+    end
     planted = planted_runs
-    solve = WORKER_COUNTS.map { |count| workers_run(SOLVES.fetch(SOLVE_ROW), count, seconds: FINDING_SECONDS) }
-    rows << ["planted bugs (three.rb, #{FINDING_SECONDS} s)", *worker_cells(planted)]
-    rows << ["#{SOLVE_ROW} (#{FINDING_SECONDS} s)", *worker_cells(solve)]
+    solve = seeded_runs(SOLVES.fetch(SOLVE_ROW))
+    seeded = "seeds #{SEEDS.join(", ")}"
+    rows << ["planted bugs (three.rb)", "empty, #{FINDING_SECONDS} s, #{seeded}", *worker_cells(planted)]
+    rows << [SOLVE_ROW, "empty, #{seeded}", *worker_cells(solve)]
     counts = WORKER_COUNTS
-    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each from an empty corpus, -seed=1, parsers " \
-          "the mean of #{WORKER_ROUNDS} rounds (#{Etc.nprocessors} cores; load average " \
+    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each, -seed=1, parsers the mean of " \
+          "#{WORKER_ROUNDS} rounds (#{Etc.nprocessors} cores; load average " \
           "#{File.read("/proc/loadavg").split.first} at the end)",
-          ["target", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", "two separate campaigns / 1",
-           *counts.map { |count| "cov, #{count}" }, "summary = sum of workers"], rows)
-    table("Workers: seconds from the start to each finding (its NEW line; start-up included)",
+          ["target", "start", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", "two separate campaigns / 1",
+           *counts.map { |count| "cov, #{count}" }, *counts.map { |count| "corpus, #{count}" },
+           "summary = sum of workers"], rows)
+    table("Workers: seconds from the start to each finding (its NEW line; start-up included; the median of " \
+          "#{seeded})",
           ["target", "finding", *counts.map { |count| "#{count} worker(s)" }],
           finding_rows("planted bugs" => planted, SOLVE_ROW => solve))
   end
@@ -418,10 +431,23 @@ module Bench
     Dir.mktmpdir("ruzzy-bench-planted") do |work|
       FileUtils.cp(PLANTED, File.join(work, "three.rb"))
       build_faults(work)
-      WORKER_COUNTS.map do |count|
-        workers_run(File.join(work, "three.rb"), count, "--sanitizer=address", seconds: FINDING_SECONDS,
-                                                                               flags: ["-timeout=2"])
-      end
+      seeded_runs(File.join(work, "three.rb"), "--sanitizer=address", seconds: FINDING_SECONDS, flags: ["-timeout=2"])
+    end
+  end
+
+  # A campaign of +harness+ per seed of SEEDS with each worker count (the
+  # time to a finding and, on a target that hangs or crashes, the
+  # executions between findings vary from run to run): the mean rate and
+  # the median time to each finding (never found counts as infinite).
+  def seeded_runs(harness, *options, **kwargs)
+    WORKER_COUNTS.map do |count|
+      runs = SEEDS.map { |seed| workers_run(harness, count, *options, seed: Integer(seed), **kwargs) }
+      titles = runs.flat_map { |run| run[:found].keys }.uniq
+      runs.last.merge(rate: runs.sum { |run| run[:rate] } / runs.size,
+                      counted: runs.all? { |run| run[:counted] },
+                      found: titles.to_h do |title|
+                        [title, median(runs.map { |run| run[:found].fetch(title, Float::INFINITY) })]
+                      end)
     end
   end
 
@@ -430,22 +456,22 @@ module Bench
   def finding_rows(targets)
     targets.flat_map do |label, runs|
       runs.flat_map { |run| run[:found].keys }.uniq.sort.map do |title|
-        [label, title, *runs.map { |run| run[:found][title]&.then { |seconds| fmt(seconds, 1) } || "not found" }]
+        [label, title, *runs.map { |run| run[:found][title]&.finite? ? fmt(run[:found][title], 1) : "not found" }]
       end
     end
   end
 
-  # WORKER_ROUNDS rounds of +harness+ with each worker count and with two
-  # separate campaigns at once: the runs of each count together (the mean
-  # rate, the last round's coverage), and the separate pairs' mean rate.
-  def worker_rounds(harness)
+  # WORKER_ROUNDS rounds of +harness+ (from +seeds+, a corpus directory, or
+  # from nothing) with each worker count and with two separate campaigns
+  # at once: the runs of each count together (the mean rate, the last
+  # round's coverage and corpus), and the separate pairs' mean rate.
+  def worker_rounds(harness, seeds)
     rounds = Array.new(WORKER_ROUNDS) do
-      [WORKER_COUNTS.map { |count| workers_run(harness, count) },
-       [1, 2].map { |seed| Thread.new { workers_run(harness, 1, seed:) } }.sum { |thread| thread.value[:rate] }]
+      [WORKER_COUNTS.map { |count| workers_run(harness, count, seeds:) },
+       [1, 2].map { |seed| Thread.new { workers_run(harness, 1, seed:, seeds:) } }.sum { |thread| thread.value[:rate] }]
     end
     runs = rounds.map(&:first).transpose.map do |each|
-      { rate: each.sum { |run| run[:rate] } / WORKER_ROUNDS, coverage: each.last[:coverage],
-        counted: each.all? { |run| run[:counted] } }
+      each.last.merge(rate: each.sum { |run| run[:rate] } / WORKER_ROUNDS, counted: each.all? { |run| run[:counted] })
     end
     [runs, rounds.sum(&:last) / WORKER_ROUNDS]
   end
@@ -456,18 +482,21 @@ module Bench
     one, two = runs
     [*runs.map { |run| fmt(run[:rate]) }, "#{fmt(two[:rate] / one[:rate], 2)}x",
      separate ? "#{fmt(separate / one[:rate], 2)}x" : "",
-     *runs.map { |run| run[:coverage] }, runs.all? { |run| run[:counted] } ? "yes" : "NO"]
+     *runs.map { |run| run[:coverage] }, *runs.map { |run| run[:corpus] },
+     runs.all? { |run| run[:counted] } ? "yes" : "NO"]
   end
 
   # One campaign of +harness+ with +count+ workers in a fresh directory
-  # (ruzzy's +options+ before it); its numbers, with the seconds from the
+  # (ruzzy's +options+ before it; new inputs into a fresh corpus directory
+  # beside +seeds+ when given); its numbers, with the seconds from the
   # start to each group's NEW line.
-  def workers_run(harness, count, *options, seconds: SECONDS, flags: [], seed: 1)
+  def workers_run(harness, count, *options, seconds: SECONDS, flags: [], seed: 1, seeds: nil)
     Dir.mktmpdir("ruzzy-bench-workers") do |work|
+      corpora = seeds ? [File.join(work, "corpus"), seeds] : []
       started = now
       found = {}
       output = +""
-      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, "-seed=#{seed}",
+      IO.popen(["ruzzy", *options, "--keep-going", "--workers=#{count}", harness, *corpora, "-seed=#{seed}",
                 "-max_total_time=#{seconds}", *flags], err: %i[child out], chdir: work) do |io|
         io.each_line do |line|
           output << line
@@ -479,8 +508,17 @@ module Bench
       execs = output[/ruzzy: campaign: (\d+) executions/, 1].to_i
       own = File.read(File.join(findings, "campaign.log")).scan(/^<== worker \d+: .* after (\d+) executions$/)
       { rate: execs.fdiv(seconds), coverage: File.readlines(File.join(findings, "progress.csv")).last.split(",")[2],
+        corpus: corpus_size(corpora.first || File.join(findings, "corpus")),
         counted: execs.positive? && own.flatten.sum(&:to_i) == execs, found: }
     end
+  end
+
+  # "N × B B": the inputs in the corpus directory +dir+ (the workers'
+  # shared one, where libFuzzer also writes each seed it keeps) and their
+  # mean size.
+  def corpus_size(dir)
+    sizes = Dir.glob(File.join(dir, "*")).map { |file| File.size(file) }
+    "#{sizes.size} × #{fmt(sizes.sum.fdiv([sizes.size, 1].max))} B"
   end
 
   # Builds test/fixtures/c_ext/faults.c with AddressSanitizer into +dir+.
