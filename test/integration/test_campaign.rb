@@ -90,6 +90,32 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A campaign that starts with a hang on file (an earlier campaign's, in
+  # the same findings directory) gives every input REPEAT_SECONDS from the
+  # first one: a new hang is stopped after 0.5 s, not after -timeout less
+  # half a second.
+  def test_a_campaign_with_a_hang_on_file_stops_hangs_soon_from_the_first_input
+    in_tmpdir do |dir|
+      hang_in = lambda do |method|
+        "def #{method} = loop { 1.hash }\nRuzzy.fuzz(->(data) { #{method} if data.start_with?(\"H\"); nil })"
+      end
+      write_harness(dir, hang_in.call("first_spin"))
+      first = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=1", "-timeout=2", "-max_total_time=4",
+                    chdir: dir)
+      assert_exit 77, first
+      write_harness(dir, hang_in.call("second_spin"))
+      again = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=2", "-timeout=10", "-max_total_time=4",
+                    chdir: dir)
+      assert_exit 77, again
+      reports = list_groups(dir).map do |group|
+        File.read(File.join(dir, "ruzzy-findings", group[:name], "report.txt"))
+      end
+      assert_equal 2, reports.size, again.stderr
+      assert_match(/timeout after 1\.5 seconds/, reports.grep(/first_spin/).join, "the first campaign's")
+      assert_match(/timeout after 0\.5 seconds/, reports.grep(/second_spin/).join, "the second campaign's")
+    end
+  end
+
   # The harness fuzzes a library installed in a gem home: the status line's
   # "yours" counts the library's lines, not only the harness's.
   def test_the_lines_reached_in_your_code_count_the_library_the_harness_requires

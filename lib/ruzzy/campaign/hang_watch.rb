@@ -14,8 +14,10 @@ module Ruzzy
     # finding is recorded like an exception, and the worker goes on
     # instead of being ended by libFuzzer's timeout (which still ends a hang
     # in C code, which never comes back to Ruby to take the exception).
-    # Once a hang was found, the watch stops inputs after REPEAT_SECONDS:
-    # the fuzzer finds the same hang again and again, and each costs that.
+    # Once a hang was found (by this worker, or on file in the findings
+    # directory when it started: another worker's, an earlier campaign's),
+    # the watch stops inputs after REPEAT_SECONDS: the fuzzer finds the
+    # same hang again and again, and each costs that.
     #
     # Outside a campaign the watch only follows: an input about to reach
     # libFuzzer's -timeout is traced, and libFuzzer's timeout report (at
@@ -56,13 +58,15 @@ module Ruzzy
       module_function
 
       # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
-      # campaign's worker (+campaign+), stopping hangs; else only following
-      # them for libFuzzer's report.
-      def start(seconds, campaign: true)
+      # campaign's worker (+campaign+), stopping hangs, after REPEAT_SECONDS
+      # from the first input when a hang is known already (+hang_known+);
+      # else only following them for libFuzzer's report.
+      def start(seconds, campaign: true, hang_known: false)
         return if seconds <= 0 || @thread
 
         @campaign = campaign
         @limit = campaign ? [seconds - MARGIN, seconds / 2.0].max : seconds
+        shorten if campaign && hang_known
         fuzzing = Thread.current
         @trace = HangTrace.new(fuzzing)
         @thread = Thread.new { watch(fuzzing) }

@@ -34,8 +34,8 @@ module Ruzzy
     # worker does not walk into the same finding again), -artifact_prefix
     # is the campaign's, -runs counts per worker, -fork, -jobs and
     # -workers choose the number of workers (Worker.count) instead of
-    # reaching libFuzzer, and once a hang was found, -timeout is
-    # REPEAT_TIMEOUT unless given.
+    # reaching libFuzzer, and once a hang was found (or when one is on file
+    # already), -timeout is REPEAT_TIMEOUT unless given.
     class Supervisor
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
@@ -92,6 +92,7 @@ module Ruzzy
       def prepare
         FileUtils.mkdir_p([artifacts_dir, @store.dir])
         @before = @store.groups.to_h { |group| [group.name, group.findings] }
+        @hang_found = @store.hang?
         @progress_log = ProgressLog.new(@store.dir)
         @started = now
         @corpus = corpus_dirs_or_own

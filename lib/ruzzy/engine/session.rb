@@ -85,7 +85,9 @@ module Ruzzy
       args = args.with_program(command_line) if args.program == $PROGRAM_NAME
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
-      Campaign::HangWatch.start(args.timeout, campaign: !@findings.nil?) unless args.runs_children?
+      unless args.runs_children?
+        Campaign::HangWatch.start(args.timeout, campaign: !@findings.nil?, hang_known: @findings&.hang? || false)
+      end
       run_driver(target, args, mutator, crossover)
     end
 

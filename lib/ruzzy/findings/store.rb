@@ -4,6 +4,7 @@ require "json"
 require "fileutils"
 require "digest/sha1"
 require_relative "identity"
+require_relative "kinds"
 
 module Ruzzy
   module Findings
@@ -122,6 +123,11 @@ module Ruzzy
         return [] unless File.directory?(@dir)
 
         Dir.children(@dir).sort.filter_map { |name| load_group(name) }.sort_by { |group| [-group.findings, group.name] }
+      end
+
+      # Whether a hang (a group of the timeout kind) is on file.
+      def hang?
+        groups.any? { |group| group.kind == KINDS[:timeout].group }
       end
 
       # The group named +name+ (or the one name starts with), or nil.
