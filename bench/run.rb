@@ -443,12 +443,16 @@ module Bench
     WORKER_COUNTS.map do |count|
       runs = SEEDS.map { |seed| workers_run(harness, count, *options, seed: Integer(seed), **kwargs) }
       titles = runs.flat_map { |run| run[:found].keys }.uniq
-      runs.last.merge(rate: runs.sum { |run| run[:rate] } / runs.size,
-                      counted: runs.all? { |run| run[:counted] },
-                      found: titles.to_h do |title|
-                        [title, median(runs.map { |run| run[:found].fetch(title, Float::INFINITY) })]
-                      end)
+      together(runs).merge(found: titles.to_h do |title|
+        [title, median(runs.map { |run| run[:found].fetch(title, Float::INFINITY) })]
+      end)
     end
+  end
+
+  # Runs of one worker count as one: their mean rate, whether every one's
+  # summary was the sum of its workers', and the last one's other numbers.
+  def together(runs)
+    runs.last.merge(rate: runs.sum { |run| run[:rate] } / runs.size, counted: runs.all? { |run| run[:counted] })
   end
 
   # A row per finding of each target ({label => runs}): the seconds to it
@@ -470,10 +474,7 @@ module Bench
       [WORKER_COUNTS.map { |count| workers_run(harness, count, seeds:) },
        [1, 2].map { |seed| Thread.new { workers_run(harness, 1, seed:, seeds:) } }.sum { |thread| thread.value[:rate] }]
     end
-    runs = rounds.map(&:first).transpose.map do |each|
-      each.last.merge(rate: each.sum { |run| run[:rate] } / WORKER_ROUNDS, counted: each.all? { |run| run[:counted] })
-    end
-    [runs, rounds.sum(&:last) / WORKER_ROUNDS]
+    [rounds.map(&:first).transpose.map { |runs| together(runs) }, rounds.sum(&:last) / WORKER_ROUNDS]
   end
 
   # A row's cells: +runs+ (one per worker count), and +separate+, the rate
