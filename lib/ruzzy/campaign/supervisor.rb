@@ -214,7 +214,7 @@ module Ruzzy
       end
 
       def announce(name, kind, title)
-        @hang_found ||= kind == Findings::KINDS[:timeout].group
+        @hang_found ||= Findings.hang?(kind)
         @display.news("  NEW  #{name} (#{kind}): #{title}")
       end
 
@@ -238,7 +238,7 @@ module Ruzzy
             end
           end
           announce(identity.group, identity.kind, identity.title) if outcome == :new
-          @hang_found ||= identity.kind == Findings::KINDS[:timeout].group
+          @hang_found ||= Findings.hang?(identity.kind)
         end
         artifacts.size
       end

@@ -126,7 +126,7 @@ module Ruzzy
 
       def minimise(group, flags)
         flags = ["-runs=10000", *flags] unless flags.any? { |flag| flag.start_with?("-runs=") }
-        flags += ["-timeout=#{MINIMISE_TIMEOUT}"] if group.kind == Findings::KINDS[:timeout].group
+        flags += ["-timeout=#{MINIMISE_TIMEOUT}"] if Findings.hang?(group.kind)
         Dir.mktmpdir("ruzzy-minimise") do |tmp|
           smaller = File.join(tmp, "minimised")
           @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."

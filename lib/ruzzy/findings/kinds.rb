@@ -3,6 +3,7 @@
 require_relative "../exit_status"
 
 module Ruzzy
+  # The findings of a run or campaign: their kinds, identities and store.
   module Findings
     # A kind of finding that libFuzzer (or ruzzy in its place) saves as an
     # artifact file: +prefix+ names the file (`<prefix><sha1>`), +reporter+
@@ -49,6 +50,11 @@ module Ruzzy
       slow_unit: Kind.new(name: :slow_unit, prefix: "slow-unit-", reporter: nil, headline: nil,
                           group: nil, exit_status: nil)
     }.each_value(&:freeze).freeze
+
+    # Whether +kind+ (Identity#kind, a group's kind) is a hang's.
+    def self.hang?(kind)
+      kind == KINDS[:timeout].group
+    end
 
     # The name of an artifact file of a finding that ended a run
     # ("crash-<sha1>", "timeout-<sha1>", ...).

@@ -127,7 +127,7 @@ module Ruzzy
 
       # Whether a hang (a group of the timeout kind) is on file.
       def hang?
-        groups.any? { |group| group.kind == KINDS[:timeout].group }
+        groups.any? { |group| Findings.hang?(group.kind) }
       end
 
       # The group named +name+ (or the one name starts with), or nil.
