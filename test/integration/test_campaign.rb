@@ -90,29 +90,46 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # The hang of the first campaign (first_spin, timed into a file) and a
+  # new one.
+  KNOWN_AND_NEW_HANGS = <<~RUBY
+    def first_spin = loop { 1.hash }
+    def second_spin = loop { 2.hash }
+    Ruzzy.fuzz(lambda do |data|
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      first_spin if data.start_with?("H")
+      second_spin if data.start_with?("S")
+      nil
+    ensure
+      took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+      File.write("first_spin.seconds", "\#{took}\n", mode: "a") if data.start_with?("H")
+    end)
+  RUBY
+
   # A campaign that starts with a hang on file (an earlier campaign's, in
   # the same findings directory) gives every input REPEAT_SECONDS from the
   # first one: a new hang is stopped after 0.5 s, not after -timeout less
-  # half a second.
+  # half a second; and an input that stays in the known hang's loop is
+  # stopped sooner still (KNOWN_SECONDS, 0.1 s), and filed with it.
   def test_a_campaign_with_a_hang_on_file_stops_hangs_soon_from_the_first_input
     in_tmpdir do |dir|
-      hang_in = lambda do |method|
-        "def #{method} = loop { 1.hash }\nRuzzy.fuzz(->(data) { #{method} if data.start_with?(\"H\"); nil })"
-      end
-      write_harness(dir, hang_in.call("first_spin"))
+      write_harness(dir, "def first_spin = loop { 1.hash }\n" \
+                         "Ruzzy.fuzz(->(data) { first_spin if data.start_with?('H'); nil })")
       first = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=1", "-timeout=2", "-max_total_time=4",
                     chdir: dir)
       assert_exit 77, first
-      write_harness(dir, hang_in.call("second_spin"))
-      again = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=2", "-timeout=10", "-max_total_time=4",
+      write_harness(dir, KNOWN_AND_NEW_HANGS)
+      again = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=2", "-timeout=10", "-max_total_time=6",
                     chdir: dir)
       assert_exit 77, again
-      reports = list_groups(dir).map do |group|
-        File.read(File.join(dir, "ruzzy-findings", group[:name], "report.txt"))
-      end
-      assert_equal 2, reports.size, again.stderr
-      assert_match(/timeout after 1\.5 seconds/, reports.grep(/first_spin/).join, "the first campaign's")
-      assert_match(/timeout after 0\.5 seconds/, reports.grep(/second_spin/).join, "the second campaign's")
+      groups = list_groups(dir)
+      assert_equal 2, groups.size, again.stderr
+      log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
+      assert_match(/timeout after 1\.5 seconds \(stopped in Ruby code[^=]*first_spin/, log, "the first campaign's")
+      assert_match(/timeout after 0\.5 seconds \(stopped in Ruby code[^=]*second_spin/, log, "the new hang")
+      seconds = File.readlines(File.join(dir, "first_spin.seconds")).map(&:to_f).sort
+      assert_operator seconds.size, :>=, 3, "the known hang was met again"
+      assert_operator seconds[seconds.size / 2], :<, 0.4, "its repeats are stopped in its loop: #{seconds}"
     end
   end
 

@@ -19,13 +19,21 @@ module Ruzzy
     #
     # The TracePoint's block runs on the fuzzing thread and the watch reads
     # what it saw on its own, both holding the GVL; what it saw is one
-    # Array, replaced whole.
+    # Array, replaced whole. Every CHECK_EVERY returns the block also hands
+    # the frames so far to the check given to #follow, on the fuzzing
+    # thread: it may stop the input there and then (by raising) without
+    # waiting for the watch's next turn with the GVL.
     class HangTrace
+      # Returns seen between two calls of the check.
+      CHECK_EVERY = 256
+
       def initialize(thread)
         @thread = thread
         @input = nil
         @finished = nil
         @seen = nil
+        @check = nil
+        @returns = 0
         @tracepoint = TracePoint.new(:return, :b_return) do
           # Inside this block, caller_locations(1) starts at the frame that
           # returns: the stack once it has returned starts at 2.
@@ -36,36 +44,50 @@ module Ruzzy
           elsif (caller_locations(seen[1] + 1, 1) || []).empty?
             @seen = [seen[0], caller_locations(2).size]
           end
+          @check.call(@input, frames(@input)) if @check && ((@returns += 1) % CHECK_EVERY).zero?
         end
       end
 
       # Follows +input+ (an input's start time from
-      # Ruzzy::Native._overdue_input; nil: no input to follow). Returns
-      # whether it was following it already. An input already finished is
-      # not followed again (it is being stopped: tracing its unwinding
-      # would only slow it).
-      def follow(input)
+      # Ruzzy::Native._overdue_input; nil: no input to follow), calling
+      # +check+ (if given) with it and its frames so far (#frames) every
+      # CHECK_EVERY returns. Returns whether it was following it already.
+      # An input already finished is not followed again (it is being
+      # stopped: tracing its unwinding would only slow it).
+      def follow(input, &check)
         return true if input && input == @input && @tracepoint.enabled?
         return false if input && input == @finished
 
         @tracepoint.disable if @tracepoint.enabled?
         @input = input
         @seen = nil
+        @check = check
         @tracepoint.enable(target_thread: @thread) if input
         false
       end
 
-      # Stops following; the frames (Ruby backtrace strings, innermost
-      # first) that stayed on the stack while +input+ was followed, or nil
-      # (it was not followed, or nothing returned).
-      def finish(input)
-        @tracepoint.disable if @tracepoint.enabled?
-        @finished = input
+      # Whether it follows an input.
+      def following?
+        @tracepoint.enabled?
+      end
+
+      # The frames (Ruby backtrace strings, innermost first) that stayed on
+      # the stack since +input+ was followed, or nil (it was not followed,
+      # or nothing returned). Following goes on.
+      def frames(input)
         seen = @seen
         return nil unless input && input == @input && seen
 
         stack, depth = seen
         depth.positive? ? stack.last(depth).map(&:to_s) : nil
+      end
+
+      # Stops following; the frames that stayed on the stack while +input+
+      # was followed (#frames).
+      def finish(input)
+        @tracepoint.disable if @tracepoint.enabled?
+        @finished = input
+        frames(input)
       end
     end
   end

@@ -15,9 +15,12 @@ module Ruzzy
     # instead of being ended by libFuzzer's timeout (which still ends a hang
     # in C code, which never comes back to Ruby to take the exception).
     # Once a hang was found (by this worker, or on file in the findings
-    # directory when it started: another worker's, an earlier campaign's),
-    # the watch stops inputs after REPEAT_SECONDS: the fuzzer finds the
-    # same hang again and again, and each costs that.
+    # directory: another worker's, an earlier campaign's), the watch stops
+    # inputs after REPEAT_SECONDS: the fuzzer finds the same hang again and
+    # again, and each costs that. An input that stays in the loop of a hang
+    # on file (its frames make that hang's token) is stopped sooner, after
+    # KNOWN_SECONDS: a repeat of a known hang costs the least, and a slow
+    # input anywhere else still has REPEAT_SECONDS.
     #
     # Outside a campaign the watch only follows: an input about to reach
     # libFuzzer's -timeout is traced, and libFuzzer's timeout report (at
@@ -33,13 +36,15 @@ module Ruzzy
       # Raised in the target when it overruns; not a StandardError, so a
       # target's `rescue => e` does not swallow it.
       class InputTimeout < Exception # rubocop:disable Lint/InheritException -- must pass through rescue => e
-        # The limit, and the frames the hang stayed in (HangTrace#finish;
-        # nil: unknown, the exception's backtrace stands in).
-        attr_reader :seconds, :loop_frames
+        # The limit, the frames the hang stayed in (HangTrace#finish;
+        # nil: unknown, the exception's backtrace stands in), and whether
+        # they are a known hang's (stopped after KNOWN_SECONDS).
+        attr_reader :seconds, :loop_frames, :known
 
-        def initialize(seconds, loop_frames = nil)
+        def initialize(seconds, loop_frames = nil, known: false)
           @seconds = seconds
           @loop_frames = loop_frames
+          @known = known
           super("the fuzz target ran for #{seconds} s")
         end
       end
@@ -54,19 +59,29 @@ module Ruzzy
       REACH_SECONDS = 2
       # How long before the limit it starts following an input's frames.
       TRACE_SECONDS = 0.25
+      # When a hang is known: how long an input runs before the watch
+      # follows its frames, and before one that stays in a known hang's loop
+      # is stopped (400 times a slow input's 250 µs), and how often the
+      # watch looks (it waits up to Ruby's time slice, 100 ms, for the GVL).
+      KNOWN_FOLLOW_SECONDS = 0.05
+      KNOWN_SECONDS = 0.1
+      KNOWN_PERIOD = 0.02
 
       module_function
 
       # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
-      # campaign's worker (+campaign+), stopping hangs, after REPEAT_SECONDS
-      # from the first input when a hang is known already (+hang_known+);
-      # else only following them for libFuzzer's report.
-      def start(seconds, campaign: true, hang_known: false)
+      # campaign's worker (+findings+, its Findings::Store), stopping hangs
+      # (sooner from the first input when one is on file); else only
+      # following them for libFuzzer's report. +hang_token+ gives the token
+      # of a hang that stayed in some frames (Findings::Report.hang_token).
+      def start(seconds, findings: nil, hang_token: nil)
         return if seconds <= 0 || @thread
 
-        @campaign = campaign
-        @limit = campaign ? [seconds - MARGIN, seconds / 2.0].max : seconds
-        shorten if campaign && hang_known
+        @findings = findings
+        @hang_token = hang_token
+        @known = []
+        @limit = findings ? [seconds - MARGIN, seconds / 2.0].max : seconds
+        learn(findings.hang_tokens) if findings
         fuzzing = Thread.current
         @trace = HangTrace.new(fuzzing)
         @thread = Thread.new { watch(fuzzing) }
@@ -78,9 +93,14 @@ module Ruzzy
         @trace&.finish(Ruzzy::Native._overdue_input(0))
       end
 
-      # A hang was found: later ones are stopped sooner.
-      def shorten
-        @limit = [@limit, REPEAT_SECONDS].min if @limit
+      # Hangs were found (+tokens+, their Findings::Identity tokens): later
+      # ones are stopped sooner, repeats of these soonest.
+      def learn(tokens)
+        return if tokens.empty? || @limit.nil?
+
+        @limit = [@limit, REPEAT_SECONDS].min
+        @known |= tokens
+        @not_known = nil
       end
 
       # Prints the lines and edges reached; returns when.
@@ -92,20 +112,21 @@ module Ruzzy
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 
-      # Follows an input close to the limit; in a campaign, raises once per
-      # overdue input (an input is known by its start time) that it
-      # followed since an earlier look.
+      # Follows an input close to the limit (from KNOWN_FOLLOW_SECONDS when
+      # a hang is known); in a campaign, raises once per overdue input (an
+      # input is known by its start time) that it followed since an earlier
+      # look. Every REACH_SECONDS it learns the hangs other workers filed.
       def watch(fuzzing)
         raised = nil
         reported = 0.0
         loop do
-          sleep PERIOD
-          if @campaign && Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
+          sleep(@known.empty? ? PERIOD : KNOWN_PERIOD)
+          if @findings && Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
             reported = report_reach
+            learn(@findings.hang_tokens)
           end
           limit = @limit
-          followed = @trace.follow(Ruzzy::Native._overdue_input([limit - TRACE_SECONDS, PERIOD].max))
-          next unless @campaign && followed
+          next unless follow(limit) && @findings
 
           overdue = Ruzzy::Native._overdue_input(limit)
           next if overdue.nil? || overdue == raised
@@ -113,6 +134,32 @@ module Ruzzy
           raised = overdue
           fuzzing.raise(InputTimeout.new(limit, @trace.finish(overdue)))
         end
+      end
+
+      # Follows the input that ran for TRACE_SECONDS less than +limit+, or
+      # in a campaign that knows a hang for KNOWN_FOLLOW_SECONDS, checking
+      # that one for known hangs (#stop_known); returns whether it was
+      # followed already.
+      def follow(limit)
+        if @findings && !@known.empty?
+          input = Ruzzy::Native._overdue_input(KNOWN_FOLLOW_SECONDS)
+          return @trace.follow(input) { |followed, frames| stop_known(followed, frames) }
+        end
+        @trace.follow(Ruzzy::Native._overdue_input([limit - TRACE_SECONDS, PERIOD].max))
+      end
+
+      # On the fuzzing thread (HangTrace's check): stops +input+ when it
+      # has run KNOWN_SECONDS and the frames it stayed in (+frames+) make
+      # a known hang's token. Frames found not to be are remembered.
+      def stop_known(input, frames)
+        return if frames.nil? || frames == @not_known || Ruzzy::Native._overdue_input(KNOWN_SECONDS) != input
+
+        unless @known.include?(@hang_token.call(frames))
+          @not_known = frames
+          return
+        end
+        @trace.finish(input)
+        raise InputTimeout.new(KNOWN_SECONDS, frames, known: true)
       end
     end
   end

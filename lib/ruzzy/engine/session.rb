@@ -86,7 +86,7 @@ module Ruzzy
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
       unless args.runs_children?
-        Campaign::HangWatch.start(args.timeout, campaign: !@findings.nil?, hang_known: @findings&.hang? || false)
+        Campaign::HangWatch.start(args.timeout, findings: @findings, hang_token: Findings::Report.method(:hang_token))
       end
       run_driver(target, args, mutator, crossover)
     end

@@ -3,6 +3,7 @@
 require "digest/sha1"
 require_relative "../own_files"
 require_relative "bug_shape"
+require_relative "ruby_frames"
 require_relative "kinds"
 
 module Ruzzy
@@ -51,7 +52,6 @@ module Ruzzy
       # The identity of a finding reported as +text+ (one report: from its
       # first line to the end of libFuzzer's summary).
       def self.of_report(text)
-        require_relative "report" # (which requires this file)
         text = text.scrub
         kind, detail, prefix, at = headline(text)
         return Identity.new("crash", "crash", "the process ended without a report") unless kind
@@ -108,7 +108,7 @@ module Ruzzy
       def self.ruby_backtrace(text)
         backtrace = text.scan(/^\tfrom (.+:\d+:in .+)$/).flatten.reverse
         target = backtrace.take_while { |frame| !frame.start_with?(OWN_FILES) }
-        Report.sanitizer_frames(Report.without_recursion(target))
+        RubyFrames.sanitizer_frames(RubyFrames.without_recursion(target))
       end
       private_class_method :ruby_backtrace
 
@@ -154,7 +154,7 @@ module Ruzzy
           line.include?(" 0x0 in ") && frames[index + 1] && frames[index + 1][1] == location
         end
         kept.map do |(name, location, line), _|
-          name = Report.method_name(name) if line.include?(" 0x0 in ")
+          name = RubyFrames.method_name(name) if line.include?(" 0x0 in ")
           [name, location.sub(/:\d+(?::\d+)?\z/, ""), line]
         end
       end

@@ -2,13 +2,13 @@
 
 require "shellwords"
 require_relative "../error"
-require_relative "../own_files"
 require_relative "../shown_duration"
 require_relative "../campaign/protocol"
 require_relative "../campaign/hang_watch"
 require_relative "store"
 require_relative "kinds"
 require_relative "bug_shape"
+require_relative "ruby_frames"
 
 module Ruzzy
   module Findings
@@ -25,7 +25,7 @@ module Ruzzy
 
       # The fuzz target raised +error+ on +input+. libFuzzer writes the crash
       # file next. Returns the exception's frames in sanitizer form
-      # (sanitizer_frames), which the native side prints after libFuzzer's own
+      # (RubyFrames.sanitizer_frames), which the native side prints after libFuzzer's own
       # crash line.
       #
       # In a campaign (`ruzzy --keep-going`) the finding is recorded in the
@@ -41,13 +41,12 @@ module Ruzzy
         text << reproduction(input) if input
         $stderr.write(text)
         $stderr.flush
-        error.is_a?(Exception) ? sanitizer_frames(error.backtrace || []) : ""
+        error.is_a?(Exception) ? RubyFrames.sanitizer_frames(error.backtrace || []) : ""
       end
 
       # Files a finding of a campaign; prints the report of a group's first
       # finding only.
-      def record(store, text, input)
-        identity = Identity.of_report(text)
+      def record(store, text, input, identity = Identity.of_report(text))
         if store.record(identity, input, text) == :new
           $stderr.write(text, Campaign.new_group_line(identity))
           $stderr.flush
@@ -61,11 +60,25 @@ module Ruzzy
       # hangs libFuzzer's timeout ends, then the frames where it was stopped.
       # Later hangs are given less time.
       def record_hang(error, input)
-        text = +"==#{Process.pid}== #{KINDS[:timeout].error_line} after #{error.seconds} seconds " \
-                "(stopped in Ruby code; fuzzing goes on)\n"
-        text << hang_frames(error.loop_frames, error.backtrace || [])
-        Campaign::HangWatch.shorten
-        record(Ruzzy.session.findings, text, input)
+        text = hang_report(error.seconds, error.loop_frames, error.backtrace || [], known: error.known)
+        identity = Identity.of_report(text)
+        Campaign::HangWatch.learn([identity.token])
+        record(Ruzzy.session.findings, text, input, identity)
+      end
+
+      # The report of a hang stopped in Ruby code after +seconds+, which
+      # stayed in +loop_frames+ (or nil; +known+: those of a hang found
+      # before) and was stopped at +stopped_at+.
+      def hang_report(seconds, loop_frames, stopped_at, known: false)
+        text = +"==#{Process.pid}== #{KINDS[:timeout].error_line} after #{seconds} seconds " \
+                "(#{"in the loop of a hang found before; " if known}stopped in Ruby code; fuzzing goes on)\n"
+        text << hang_frames(loop_frames, stopped_at)
+      end
+
+      # The token (Identity) of the group a hang that stayed in +loop_frames+
+      # is filed in.
+      def hang_token(loop_frames)
+        Identity.of_report(hang_report(0, loop_frames, loop_frames)).token
       end
 
       # Writes a campaign's unwritten counts (the process is ending).
@@ -73,13 +86,10 @@ module Ruzzy
         Ruzzy.session.findings&.flush
       end
 
-      # Frames printed in sanitizer form.
-      CRASH_FRAMES = 32
-
       # The running target's Ruby backtrace as Ruby prints one ("\tfrom
       # path:line:in 'label'", innermost last), without the harness's
       # start-up and ruzzy's own frames (a timeout, at Ruby's safe point).
-      def current_backtrace = target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
+      def current_backtrace = RubyFrames.target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
 
       # The running target's frames in the same form (those of the hang's
       # loop first, when the hang watch followed it), and the timeout's
@@ -93,43 +103,18 @@ module Ruzzy
       # Frames of where a hang was stopped that its report shows.
       STOPPED_FRAMES = 6
 
-      # The frames of a hang in sanitizer form (sanitizer_frames): those of
+      # The frames of a hang in sanitizer form (RubyFrames): those of
       # its loop (Campaign::HangTrace#finish), or (when they are not known)
       # those of +stopped_at+ (a Ruby backtrace), each method once, at its
-      # outermost call (without_recursion); then, when they differ, the
+      # outermost call; then, when they differ, the
       # innermost frames it was stopped at.
       def hang_frames(loop_frames, stopped_at)
-        text = sanitizer_frames(without_recursion(target_frames(loop_frames || stopped_at)))
+        frames = RubyFrames.without_recursion(RubyFrames.target_frames(loop_frames || stopped_at))
+        text = RubyFrames.sanitizer_frames(frames)
         return text if loop_frames.nil? || loop_frames == stopped_at
 
         text << "==ruzzy== the hang stayed in the frames above; it was stopped at (innermost first):\n"
-        text << target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
-      end
-
-      # +frames+ (innermost first) with each method (file:method) only at its
-      # outermost call: a hang deep in a recursion is named and shown the same
-      # at whatever depth it was stopped (an exponential recursion's depth
-      # varies from moment to moment), and the harness's frames are never
-      # pushed out of the frames shown.
-      def without_recursion(frames)
-        frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
-      end
-
-      # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
-      # strings) as a sanitizer prints a stack trace ("    #0 0x0 in LABEL
-      # PATH:LINE"), for tools that group crashes by their top frames
-      # (ClusterFuzz's stack parser reads the frames that follow libFuzzer's
-      # "deadly signal" line). A Ruby frame has no machine address: 0x0
-      # stands in. The function is one word, as a C symbol
-      # would be: ClusterFuzz keeps a frame's name up to the first space,
-      # "(" or "[" and after the last "!", so those are percent-encoded
-      # ("save%21"); "block in" decorations are dropped.
-      def sanitizer_frames(backtrace)
-        target_frames(backtrace).first(CRASH_FRAMES).each_with_index.map do |frame, index|
-          path, line, label = frame.match(/\A(.*?):(\d+):in (.*)\z/)&.captures
-          name = method_label(label).gsub(/[\s!()\[\]%]/) { |char| format("%%%02X", char.ord) }
-          "    ##{index} 0x0 in #{name.empty? ? "<unknown>" : name} #{path || frame}:#{line || 0}\n"
-        end.join
+        text << RubyFrames.target_frames(stopped_at).first(STOPPED_FRAMES).map { |frame| "    at #{frame}\n" }.join
       end
 
       # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
@@ -181,7 +166,7 @@ module Ruzzy
         chain(error).each_with_index do |exception, depth|
           text << "Caused by: " if depth.positive?
           text << "#{Error.class_name(exception)}: #{Error.safe_message(exception)}\n"
-          target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
+          RubyFrames.target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
         end
         text
       end
@@ -201,35 +186,10 @@ module Ruzzy
       # with every edit) or Ruby's "block in" decorations; a stack overflow
       # and a failed test assertion by what BugShape.parts says.
       def dedup_token(error)
-        frames = target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
-        parts = BugShape.parts(error, frames, method(:normalize_frame)) ||
-                frames.first(DEDUP_FRAMES).map { |frame| normalize_frame(frame) }
+        frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
+        parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||
+                frames.first(DEDUP_FRAMES).map { |frame| RubyFrames.normalize_frame(frame) }
         [error.class.name || "AnonymousException", *parts].join("--")
-      end
-
-      # A backtrace label: `name' (Ruby 3.1, 3.3) or 'Owner#name' (3.4).
-      LABEL_QUOTES = /\A[`']|'\z/
-      # The owner Ruby 3.4 puts before a method name ("Hello.", "Kernel#").
-      LABEL_OWNER = /\A(?:[A-Z][\w:]*|#<[^>]*>)[#.]/
-      private_constant :LABEL_QUOTES, :LABEL_OWNER
-
-      # file:method of a frame, the same on every Ruby version.
-      def normalize_frame(frame)
-        path, label = frame.split(/:\d+:in /, 2)
-        "#{File.basename(path.to_s)}:#{method_name(label)}"
-      end
-
-      # The method a backtrace label names, without the owner Ruby 3.4 adds:
-      # the same on every Ruby version.
-      def method_name(label)
-        method_label(label).sub(LABEL_OWNER, "")
-      end
-
-      # The method a backtrace label names, without quotes or Ruby's "block
-      # in" decorations; the top level of any file is <top>.
-      def method_label(label)
-        label = label.to_s.gsub(LABEL_QUOTES, "").sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
-        ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
       end
 
       # The commands that reproduce and minimise the finding: with the input
@@ -244,17 +204,6 @@ module Ruzzy
         text << "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
                 "==ruzzy== Minimise:  #{Ruzzy.session.minimise_command_line} -minimize_crash=1 -runs=100000 " \
                 "#{artifact.shellescape}\n"
-      end
-
-      # The frames of +backtrace+ above the fuzzing machinery: everything from
-      # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
-      # every finding, and is left out, as are ruzzy's own frames (the fuzz
-      # test wrapper), unless the target is all ruzzy's own (Ruzzy.dummy).
-      # The native side (ext/ruzzy/src/findings/ruby_backtrace.rs) applies
-      # the same rule to frames read in a signal handler.
-      def target_frames(backtrace)
-        above = backtrace.first(backtrace.index { _1.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) } || backtrace.size)
-        above.reject { |frame| frame.start_with?(OWN_FILES) }.then { |yours| yours.empty? ? above : yours }
       end
 
       # +error+ and its causes, outermost first, without cycles.

@@ -127,7 +127,19 @@ module Ruzzy
 
       # Whether a hang (a group of the timeout kind) is on file.
       def hang?
-        groups.any? { |group| Findings.hang?(group.kind) }
+        hang_tokens.any?
+      end
+
+      # The tokens of the hangs on file, read from their groups only (the
+      # watch of every campaign worker asks every few seconds).
+      def hang_tokens
+        return [] unless File.directory?(@dir)
+
+        prefix = "#{KINDS[:timeout].group}-"
+        Dir.children(@dir).filter_map do |name|
+          group = name.start_with?(prefix) && load_group(name)
+          group.token if group && Findings.hang?(group.kind)
+        end
       end
 
       # The group named +name+ (or the one name starts with), or nil.

@@ -4,13 +4,13 @@
 //! `ruzzy --keep-going` give the finding.
 //!
 //! No Ruby code may run here, so the naming rule of the Ruby side
-//! (`Ruzzy::Findings::Report.sanitizer_frames` and `Ruzzy::Findings::Identity`: the
+//! (`Ruzzy::Findings::RubyFrames.sanitizer_frames` and `Ruzzy::Findings::Identity`: the
 //! innermost `Findings::Report::DEDUP_FRAMES` frames of the fuzz target,
 //! `method@file`, Ruby's `block in` decorations and `<internal:` frames left
 //! out, the top level of a file as `<top>`, sanitizer-form escapes) is applied to the raw frames here;
 //! test_faults.rb checks that both sides name a hang in C code alike. Not
 //! applied here: the Ruby side's each-method-once rule for a recursion
-//! (`Findings::Report.without_recursion`); a campaign groups by the Ruby side's
+//! (`Findings::RubyFrames.without_recursion`); a campaign groups by the Ruby side's
 //! reading of the printed backtrace, which applies it.
 //!
 //! When a native stack trace follows (a sanitizer preload's), the line is

@@ -64,7 +64,7 @@ pub fn print_in_report() {
 /// `in_report`: a sanitizer's report has its own). The frames are those
 /// above `Ruzzy::Native._fuzz` (below it is the harness's start-up: the
 /// `ruzzy` command, `Ruzzy.fuzz`), without ruzzy's own files, as
-/// `Ruzzy::Findings::Report#target_frames` has them; all of them when the target is
+/// `Ruzzy::Findings::RubyFrames.target_frames` has them; all of them when the target is
 /// ruzzy's own (`Ruzzy.dummy`). Returns whether any frame was found.
 fn print_raw(headline: &str, in_report: bool) -> bool {
     write_stderr(headline.as_bytes());

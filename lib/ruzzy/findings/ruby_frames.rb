@@ -1,0 +1,80 @@
+# frozen_string_literal: true
+
+require_relative "../own_files"
+
+module Ruzzy
+  module Findings
+    # Ruby backtrace frames ("path:line:in 'label'" strings, innermost
+    # first) as reports show them and findings are grouped by: the target's
+    # own frames, each method once, in sanitizer form, named the same on
+    # every Ruby version. Pure functions of their arguments.
+    module RubyFrames
+      module_function
+
+      # Frames printed in sanitizer form.
+      CRASH_FRAMES = 32
+
+      # +frames+ (innermost first) with each method (file:method) only at its
+      # outermost call: a hang deep in a recursion is named and shown the same
+      # at whatever depth it was stopped (an exponential recursion's depth
+      # varies from moment to moment), and the harness's frames are never
+      # pushed out of the frames shown.
+      def without_recursion(frames)
+        frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
+      end
+
+      # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
+      # strings) as a sanitizer prints a stack trace ("    #0 0x0 in LABEL
+      # PATH:LINE"), for tools that group crashes by their top frames
+      # (ClusterFuzz's stack parser reads the frames that follow libFuzzer's
+      # "deadly signal" line). A Ruby frame has no machine address: 0x0
+      # stands in. The function is one word, as a C symbol
+      # would be: ClusterFuzz keeps a frame's name up to the first space,
+      # "(" or "[" and after the last "!", so those are percent-encoded
+      # ("save%21"); "block in" decorations are dropped.
+      def sanitizer_frames(backtrace)
+        target_frames(backtrace).first(CRASH_FRAMES).each_with_index.map do |frame, index|
+          path, line, label = frame.match(/\A(.*?):(\d+):in (.*)\z/)&.captures
+          name = method_label(label).gsub(/[\s!()\[\]%]/) { |char| format("%%%02X", char.ord) }
+          "    ##{index} 0x0 in #{name.empty? ? "<unknown>" : name} #{path || frame}:#{line || 0}\n"
+        end.join
+      end
+
+      # A backtrace label: `name' (Ruby 3.1, 3.3) or 'Owner#name' (3.4).
+      LABEL_QUOTES = /\A[`']|'\z/
+      # The owner Ruby 3.4 puts before a method name ("Hello.", "Kernel#").
+      LABEL_OWNER = /\A(?:[A-Z][\w:]*|#<[^>]*>)[#.]/
+      private_constant :LABEL_QUOTES, :LABEL_OWNER
+
+      # file:method of a frame, the same on every Ruby version.
+      def normalize_frame(frame)
+        path, label = frame.split(/:\d+:in /, 2)
+        "#{File.basename(path.to_s)}:#{method_name(label)}"
+      end
+
+      # The method a backtrace label names, without the owner Ruby 3.4 adds:
+      # the same on every Ruby version.
+      def method_name(label)
+        method_label(label).sub(LABEL_OWNER, "")
+      end
+
+      # The method a backtrace label names, without quotes or Ruby's "block
+      # in" decorations; the top level of any file is <top>.
+      def method_label(label)
+        label = label.to_s.gsub(LABEL_QUOTES, "").sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+        ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
+      end
+
+      # The frames of +backtrace+ above the fuzzing machinery: everything from
+      # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
+      # every finding, and is left out, as are ruzzy's own frames (the fuzz
+      # test wrapper), unless the target is all ruzzy's own (Ruzzy.dummy).
+      # The native side (ext/ruzzy/src/findings/ruby_backtrace.rs) applies
+      # the same rule to frames read in a signal handler.
+      def target_frames(backtrace)
+        above = backtrace.first(backtrace.index { _1.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) } || backtrace.size)
+        above.reject { |frame| frame.start_with?(OWN_FILES) }.then { |yours| yours.empty? ? above : yours }
+      end
+    end
+  end
+end
