@@ -415,8 +415,8 @@ module Bench
     rows << ["planted bugs (three.rb)", "empty, #{FINDING_SECONDS} s, #{seeded}", *worker_cells(planted)]
     rows << [SOLVE_ROW, "empty, #{seeded}", *worker_cells(solve)]
     counts = WORKER_COUNTS
-    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each, -seed=1, parsers the mean of " \
-          "#{WORKER_ROUNDS} rounds (#{Etc.nprocessors} cores; load average " \
+    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each, parsers the mean of " \
+          "#{WORKER_ROUNDS} rounds (-seed=1, 3, 5...) (#{Etc.nprocessors} cores; load average " \
           "#{File.read("/proc/loadavg").split.first} at the end)",
           ["target", "start", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", "two separate campaigns / 1",
            *counts.map { |count| "cov, #{count}" }, *counts.map { |count| "corpus, #{count}" },
@@ -468,11 +468,16 @@ module Bench
   # WORKER_ROUNDS rounds of +harness+ (from +seeds+, a corpus directory, or
   # from nothing) with each worker count and with two separate campaigns
   # at once: the runs of each count together (the mean rate, the last
-  # round's coverage and corpus), and the separate pairs' mean rate.
+  # round's coverage and corpus), and the separate pairs' mean rate. Round
+  # r runs -seed=1+2r (worker k: +k; the separate campaigns: that seed and
+  # the next), so that the rounds are different runs, not one run timed
+  # three times.
   def worker_rounds(harness, seeds)
-    rounds = Array.new(WORKER_ROUNDS) do
-      [WORKER_COUNTS.map { |count| workers_run(harness, count, seeds:) },
-       [1, 2].map { |seed| Thread.new { workers_run(harness, 1, seed:, seeds:) } }.sum { |thread| thread.value[:rate] }]
+    rounds = Array.new(WORKER_ROUNDS) do |round|
+      seed = 1 + (2 * round)
+      [WORKER_COUNTS.map { |count| workers_run(harness, count, seed:, seeds:) },
+       [seed, seed + 1].map { |one| Thread.new { workers_run(harness, 1, seed: one, seeds:) } }
+                       .sum { |thread| thread.value[:rate] }]
     end
     [rounds.map(&:first).transpose.map { |runs| together(runs) }, rounds.sum(&:last) / WORKER_ROUNDS]
   end

@@ -96,7 +96,7 @@ module Ruzzy
       # Hangs were found (+tokens+, their Findings::Identity tokens): later
       # ones are stopped sooner, repeats of these soonest.
       def learn(tokens)
-        return if tokens.empty? || @limit.nil?
+        return if @limit.nil? || (tokens - @known).empty?
 
         @limit = [@limit, REPEAT_SECONDS].min
         @known |= tokens
