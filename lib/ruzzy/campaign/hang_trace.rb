@@ -66,11 +66,6 @@ module Ruzzy
         false
       end
 
-      # Whether it follows an input.
-      def following?
-        @tracepoint.enabled?
-      end
-
       # The frames (Ruby backtrace strings, innermost first) that stayed on
       # the stack since +input+ was followed, or nil (it was not followed,
       # or nothing returned). Following goes on.

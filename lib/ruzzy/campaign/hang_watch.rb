@@ -143,7 +143,7 @@ module Ruzzy
       def follow(limit)
         if @findings && !@known.empty?
           input = Ruzzy::Native._overdue_input(KNOWN_FOLLOW_SECONDS)
-          return @trace.follow(input) { |followed, frames| stop_known(followed, frames) }
+          return @trace.follow(input, &method(:stop_known))
         end
         @trace.follow(Ruzzy::Native._overdue_input([limit - TRACE_SECONDS, PERIOD].max))
       end
