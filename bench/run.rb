@@ -8,8 +8,9 @@
 # BENCH_SEEDS (seeds for solve times, default "1,2,3"),
 # BENCH_SAFE_SECONDS (each safe detector example, default 60),
 # BENCH_FINDING_SECONDS (the workers section's campaigns on the planted-bug
-# target, default 60), BENCH_WORKER_ROUNDS (the workers section's rounds
-# per parser, default 3),
+# target, default 60), BENCH_WORKER_SECONDS (each of the workers section's
+# parser campaigns, default 30), BENCH_WORKER_ROUNDS (its rounds per
+# parser, default 3),
 # BENCH_SOURCES (where the c_extensions section keeps the gems' source
 # tarballs, downloaded from the Debian mirror `bin/rubies mirror` names;
 # default /var/cache/ruzzy/bench-sources), BENCH_GEMS (the c_extensions
@@ -384,6 +385,10 @@ module Bench
   PLANTED = File.expand_path("../test/fixtures/campaign/three_bugs.rb", DIR)
   SOLVE_ROW = "two-stage integer checksum"
 
+  # Seconds of each campaign of the workers section's parser rows: longer
+  # than SECONDS, so that start-up (loading the parser, reading the
+  # corpus) weighs less beside the minutes a campaign runs.
+  WORKER_SECONDS = Integer(ENV.fetch("BENCH_WORKER_SECONDS", "30"))
   # Rounds of the workers section's parser rows (BENCH_WORKER_ROUNDS):
   # this machine's share of its cores moves from minute to minute, so each
   # round runs 1 worker, 2 workers and the two-campaign reference one
@@ -415,7 +420,7 @@ module Bench
     rows << ["planted bugs (three.rb)", "empty, #{FINDING_SECONDS} s, #{seeded}", *worker_cells(planted)]
     rows << [SOLVE_ROW, "empty, #{seeded}", *worker_cells(solve)]
     counts = WORKER_COUNTS
-    table("Workers: a campaign with 1 and 2 workers, #{SECONDS} s each, parsers the mean of " \
+    table("Workers: a campaign with 1 and 2 workers, parsers #{WORKER_SECONDS} s each, the mean of " \
           "#{WORKER_ROUNDS} rounds (-seed=1, 3, 5...) (#{Etc.nprocessors} cores; load average " \
           "#{File.read("/proc/loadavg").split.first} at the end)",
           ["target", "start", *counts.map { |count| "execs/s, #{count}" }, "2 / 1", "two separate campaigns / 1",
@@ -475,8 +480,8 @@ module Bench
   def worker_rounds(harness, seeds)
     rounds = Array.new(WORKER_ROUNDS) do |round|
       seed = 1 + (2 * round)
-      [WORKER_COUNTS.map { |count| workers_run(harness, count, seed:, seeds:) },
-       [seed, seed + 1].map { |one| Thread.new { workers_run(harness, 1, seed: one, seeds:) } }
+      [WORKER_COUNTS.map { |count| workers_run(harness, count, seconds: WORKER_SECONDS, seed:, seeds:) },
+       [seed, seed + 1].map { |one| Thread.new { workers_run(harness, 1, seconds: WORKER_SECONDS, seed: one, seeds:) } }
                        .sum { |thread| thread.value[:rate] }]
     end
     [rounds.map(&:first).transpose.map { |runs| together(runs) }, rounds.sum(&:last) / WORKER_ROUNDS]

@@ -96,13 +96,11 @@ class TestCampaign < Minitest::Test
     def first_spin = loop { 1.hash }
     def second_spin = loop { 2.hash }
     Ruzzy.fuzz(lambda do |data|
-      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       first_spin if data.start_with?("H")
       second_spin if data.start_with?("S")
       nil
     ensure
-      took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
-      File.write("first_spin.seconds", "\#{took}\n", mode: "a") if data.start_with?("H")
+      File.write("first_spin.stops", "\#{$!&.message}\n", mode: "a") if data.start_with?("H")
     end)
   RUBY
 
@@ -110,7 +108,9 @@ class TestCampaign < Minitest::Test
   # the same findings directory) gives every input REPEAT_SECONDS from the
   # first one: a new hang is stopped after 0.5 s, not after -timeout less
   # half a second; and an input that stays in the known hang's loop is
-  # stopped sooner still (KNOWN_SECONDS, 0.1 s), and filed with it.
+  # stopped sooner still (KNOWN_SECONDS, 0.1 s), and filed with it. (The
+  # harness writes down the exception that stops it: its limit, not a time
+  # measured.)
   def test_a_campaign_with_a_hang_on_file_stops_hangs_soon_from_the_first_input
     in_tmpdir do |dir|
       write_harness(dir, "def first_spin = loop { 1.hash }\n" \
@@ -127,9 +127,12 @@ class TestCampaign < Minitest::Test
       log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
       assert_match(/timeout after 1\.5 seconds \(stopped in Ruby code[^=]*first_spin/, log, "the first campaign's")
       assert_match(/timeout after 0\.5 seconds \(stopped in Ruby code[^=]*second_spin/, log, "the new hang")
-      seconds = File.readlines(File.join(dir, "first_spin.seconds")).map(&:to_f).sort
-      assert_operator seconds.size, :>=, 3, "the known hang was met again"
-      assert_operator seconds[seconds.size / 2], :<, 0.4, "its repeats are stopped in its loop: #{seconds}"
+      stops = File.readlines(File.join(dir, "first_spin.stops"), chomp: true)
+      assert_operator stops.size, :>=, 3, "the known hang was met again"
+      in_its_loop = stops.count("the fuzz target ran for 0.1 s")
+      # A stop on the watch's thread (0.5 s) only if the fuzzing thread got
+      # no time for 0.4 s: a quarter of them on a busy machine, at most.
+      assert_operator in_its_loop, :>=, stops.size * 3 / 4, "its repeats are stopped in its loop: #{stops.tally}"
     end
   end
 

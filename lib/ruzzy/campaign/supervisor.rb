@@ -100,9 +100,14 @@ module Ruzzy
         timeout = @args.given?("timeout") ? @args.timeout : nil
         @store.write_campaign(@reproduction.to_campaign.merge("timeout" => timeout))
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
-        @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in " \
-                      "#{@corpus.map { |dir| ShownPath.of(dir) }.join(", ")}, log in #{ShownPath.of(log_path)}, " \
-                      "#{@count} worker(s)")
+        @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in #{corpus_text}, " \
+                      "log in #{ShownPath.of(log_path)}, #{@count} worker(s)")
+      end
+
+      def corpus_text
+        return "the fuzz test's directory" if @corpus.empty?
+
+        @corpus.map { |dir| ShownPath.of(dir) }.join(", ")
       end
 
       # Starts the workers and runs the campaign until every worker has
