@@ -29,7 +29,12 @@ module Ruzzy
     #
     # The thread checks while it holds the GVL, which the fuzzing thread
     # gives up only inside the target (at Ruby's safe points or blocking
-    # calls): the exception lands in the input that overran. The same
+    # calls): the exception lands in the input that overran. A thread that
+    # wants the GVL waits for the running one's time slice to end: 100 ms
+    # at the default priority, and each look of the watch (waking from its
+    # sleep, reading the findings directory, printing) waits once or more.
+    # So the fuzzing thread runs at FUZZING_PRIORITY, whose slice is an
+    # eighth of that. The same
     # thread prints, every REACH_SECONDS, the lines and edges the coverage reached
     # (Campaign.reached_line) for the supervisor's status line.
     module HangWatch
@@ -62,10 +67,15 @@ module Ruzzy
       # When a hang is known: how long an input runs before the watch
       # follows its frames, and before one that stays in a known hang's loop
       # is stopped (400 times a slow input's 250 µs), and how often the
-      # watch looks (it waits up to Ruby's time slice, 100 ms, for the GVL).
+      # watch looks (it waits for the fuzzing thread's time slice for the GVL).
       KNOWN_FOLLOW_SECONDS = 0.05
       KNOWN_SECONDS = 0.1
       KNOWN_PERIOD = 0.02
+      # The fuzzing thread's priority while watched: the lowest, whose time
+      # slice is 100 ms >> 3 (12.5 ms). At the default priority, on Ruby 3.3
+      # and 3.4, each look took 0.2 to 0.4 s and a hang on a worker's first
+      # timeout went past -timeout before the watch could stop it.
+      FUZZING_PRIORITY = -3
 
       module_function
 
@@ -83,6 +93,7 @@ module Ruzzy
         @limit = findings ? [seconds - MARGIN, seconds / 2.0].max : seconds
         learn(findings.hang_tokens) if findings
         fuzzing = Thread.current
+        fuzzing.priority = FUZZING_PRIORITY
         @trace = HangTrace.new(fuzzing)
         @thread = Thread.new { watch(fuzzing) }
       end
