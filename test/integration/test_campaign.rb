@@ -395,6 +395,53 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A corpus input that crashes the worker while libFuzzer reads the corpus
+  # would end every worker: it moves into its group, and the campaign goes
+  # on to the next bug.
+  def test_a_corpus_input_that_ends_every_worker_moves_into_its_group
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        Ruzzy.fuzz(lambda do |data|
+          Faults.segv(data)
+          raise IndexError, "after the crash" if data.start_with?("I")
+          nil
+        end)
+      RUBY
+      FileUtils.mkdir_p(File.join(dir, "corpus"))
+      File.write(File.join(dir, "corpus", "segv"), "S")
+      result = ruzzy("--keep-going", "harness.rb", "corpus", "-seed=1", "-max_total_time=20", chdir: dir)
+      assert_corpus_input_set_aside(dir, "ruzzy-findings", File.join(dir, "corpus"), result)
+    end
+  end
+
+  # The same for a fuzz test's corpus, which only its test file names (the
+  # supervisor learns it from the worker).
+  def test_a_fuzz_tests_corpus_input_that_ends_every_worker_moves_into_its_group
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      File.write(File.join(dir, "crash_fuzz_test.rb"), <<~RUBY)
+        require "minitest/autorun"
+        require "ruzzy/minitest"
+        require_relative "faults"
+
+        class CrashFuzzTest < Minitest::Test
+          fuzz_test "reads records" do |data|
+            Faults.segv(data)
+            raise IndexError, "after the crash" if data.start_with?("I")
+          end
+        end
+      RUBY
+      corpus = File.join(dir, "fuzz", "reads_records")
+      FileUtils.mkdir_p(corpus)
+      File.write(File.join(corpus, "segv"), "S")
+      result = ruzzy("--findings=found", "run-test", "crash_fuzz_test.rb", "reads records", "-seed=1",
+                     "-max_total_time=20", chdir: dir)
+      assert_corpus_input_set_aside(dir, "found", corpus, result)
+    end
+  end
+
   # A campaign whose directory is gone cannot be replayed as it ran: a
   # usage error that says where it ran, not a stack trace.
   def test_findings_of_a_campaign_whose_directory_is_gone_say_so
@@ -414,6 +461,19 @@ class TestCampaign < Minitest::Test
   end
 
   private
+
+  # The campaign of +result+ moved corpus/segv out of +corpus+ into its
+  # group in +findings+ and went on to find the IndexError.
+  def assert_corpus_input_set_aside(dir, findings, corpus, result)
+    assert_exit 77, result
+    assert_match(%r{moved \S*segv \(it ends every worker\) into \S+/}, result.stderr)
+    refute File.exist?(File.join(corpus, "segv")), "out of the corpus"
+    groups = list_groups(dir, findings)
+    assert_includes groups.map { |group| group[:title] }, "IndexError: after the crash", result.stderr
+    kept = Dir.glob(File.join(dir, findings, "*", "from-corpus-segv"))
+    assert_equal 1, kept.size, "kept in its group"
+    assert_equal "S", File.read(kept.first)
+  end
 
   # A campaign on a harness that needs a library from a gem home on
   # GEM_PATH (with a planted bug) and files from load paths given to Ruby

@@ -52,6 +52,26 @@ class TestCorpusClock < Minitest::Test
     assert_nil CorpusClock.new(nil).tick
   end
 
+  # A fuzz test's corpus directory is known once its first worker
+  # announced it; the campaign's own directory is never replaced.
+  def test_a_directory_announced_later_is_kept_moving
+    Dir.mktmpdir do |dir|
+      clock = CorpusClock.new(nil)
+      clock.watch(nil)
+      listed = set_mtime(dir, Time.now - 60)
+      clock.watch(dir)
+      written = set_mtime(dir, listed + 0.5)
+      clock.tick
+      assert_operator File.mtime(dir).to_i, :>, written.to_i, "the announced directory is watched"
+      Dir.mktmpdir do |other|
+        changed = set_mtime(other, Time.now - 30)
+        clock.watch(other)
+        clock.tick
+        assert_equal changed, File.mtime(other), "the first directory stays the one watched"
+      end
+    end
+  end
+
   private
 
   def set_mtime(dir, time)

@@ -94,6 +94,17 @@ class TestWorkerOutput < Minitest::Test
     assert_equal [["exception-df900f6685", "exception", "TypeError: bad header"]], groups
   end
 
+  # A fuzz test's worker names the corpus its test chose (the supervisor
+  # shares it and sets aside an input in it that ends every worker); the
+  # line is not part of a report.
+  def test_the_corpus_a_fuzz_tests_worker_announced
+    output, = read("#{Ruzzy::Campaign.corpus_line("/project/test/fuzz/parses any record")}" \
+                   "==1== ERROR: libFuzzer: deadly signal\n")
+    assert_equal "/project/test/fuzz/parses any record", output.corpus_dir
+    assert_equal "==1== ERROR: libFuzzer: deadly signal\n", output.report
+    assert_nil read(LIBFUZZER).first.corpus_dir, "a harness's worker names none"
+  end
+
   # libFuzzer prints a progress line only for new coverage and at powers of
   # two: a target that finds nothing new (every input raises) would show
   # no executions for minutes. The worker's own count fills the gap.

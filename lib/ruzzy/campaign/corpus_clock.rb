@@ -17,6 +17,15 @@ module Ruzzy
         @seen = mtime
       end
 
+      # Keeps +dir+ (nil or not) as the directory when there was none: a fuzz
+      # test's, which its first worker announces.
+      def watch(dir)
+        return if @dir || dir.nil?
+
+        @dir = dir
+        @seen = mtime
+      end
+
       # Called about once a second: touches the directory once it changed in
       # a second that has passed.
       def tick

@@ -11,7 +11,9 @@ module Ruzzy
   # segfault, a timeout, running out of memory) is recorded by the
   # supervisor from the artifact and the report, and a new worker starts.
   # A worker announces a new group on standard error with new_group_line,
-  # and the lines its coverage reached with reached_line.
+  # and the lines its coverage reached with reached_line; a fuzz test's
+  # worker announces the corpus directory its test chose with corpus_line
+  # (the supervisor does not load the test file).
   module Campaign
     # The environment variable that makes a process a campaign's worker.
     ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
@@ -24,6 +26,8 @@ module Ruzzy
     REACHED = /\A==ruzzy== reached: (\d+) lines and (\d+) edges of your code, (\d+) lines in all; (\d+) inputs run$/
 
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
+
+    CORPUS = /\A==ruzzy== corpus: (.+)$/
 
     module_function
 
@@ -48,6 +52,17 @@ module Ruzzy
     # The group name, kind and title of a new_group_line, or nil.
     def parse_new_group(line)
       line.match(NEW_GROUP)&.captures
+    end
+
+    # The line a fuzz test's worker prints before fuzzing: its corpus
+    # directory, absolute.
+    def corpus_line(dir)
+      "==ruzzy== corpus: #{dir}\n"
+    end
+
+    # The directory of a corpus_line, or nil.
+    def parse_corpus(line)
+      line[CORPUS, 1]
     end
   end
 end

@@ -91,8 +91,9 @@ module Ruzzy
 
       def prepare
         FileUtils.mkdir_p([artifacts_dir, @store.dir])
-        @before = @store.groups.to_h { |group| [group.name, group.findings] }
-        @hang_found = @store.hang?
+        groups = @store.groups
+        @before = groups.to_h { |group| [group.name, group.findings] }
+        @hang_found = groups.any? { |group| Findings.hang?(group.kind) }
         @progress_log = ProgressLog.new(@store.dir)
         @started = now
         @corpus = corpus_dirs_or_own
@@ -139,6 +140,7 @@ module Ruzzy
           next_step(worker, filed)
         end
         @workers.signal("KILL") if @stop_at && now > @stop_at
+        @corpus_clock.watch(@workers.corpus_dir)
         @corpus_clock.tick
         show_status
       end
@@ -238,7 +240,7 @@ module Ruzzy
           unless output.initialised?
             # An input of the corpus that ends the worker while libFuzzer
             # reads the corpus would end every worker: it moves into its group.
-            CorpusDirs.set_aside(@corpus, input, File.join(@store.dir, identity.group)).each do |file|
+            CorpusDirs.set_aside(corpus_of(output), input, File.join(@store.dir, identity.group)).each do |file|
               @display.news("  moved #{ShownPath.of(file)} (it ends every worker) into #{identity.group}/")
             end
           end
@@ -288,6 +290,12 @@ module Ruzzy
         return given unless given.empty? && @target.size == 1
 
         [File.join(@store.dir, "corpus")].tap { |own| FileUtils.mkdir_p(own) }
+      end
+
+      # The corpus directories the workers read: the campaign's, or the one
+      # a fuzz test's worker announced in +output+.
+      def corpus_of(output)
+        @corpus.empty? ? Array(output.corpus_dir) : @corpus
       end
 
       def artifacts_dir

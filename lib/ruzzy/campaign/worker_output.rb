@@ -40,6 +40,8 @@ module Ruzzy
       Progress = Struct.new(:executions, :coverage, :corpus)
 
       attr_reader :progress, :reached
+      # The corpus directory a fuzz test's worker announced, or nil.
+      attr_reader :corpus_dir
 
       def initialize(log)
         @log = log
@@ -87,6 +89,8 @@ module Ruzzy
           @report.clear
         elsif (reached = Campaign.parse_reached(line))
           take_reached(*reached)
+        elsif (dir = Campaign.parse_corpus(line))
+          @corpus_dir = dir
         elsif (announced = Campaign.parse_new_group(line))
           @report.clear
           yield announced

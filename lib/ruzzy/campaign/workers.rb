@@ -11,8 +11,10 @@ module Ruzzy
     # these never go down; a worker that a finding ends before the next
     # status line still counts).
     class Workers
-      # How many workers were started, the executions of those that ended.
-      attr_reader :started, :executions
+      # How many workers were started, the executions of those that ended;
+      # the corpus directory a fuzz test's worker announced (nil until one
+      # did).
+      attr_reader :started, :executions, :corpus_dir
 
       # Workers of the campaign whose findings directory is +findings+,
       # writing into +log+, leaving artifacts in +artifacts+/<number>/.
@@ -81,6 +83,7 @@ module Ruzzy
         @coverage = [@coverage, output.progress&.coverage].compact.max
         @corpus = [@corpus, output.progress&.corpus].compact.max
         @reached = [@reached, output.reached].compact.transpose.map(&:max) if output.reached
+        @corpus_dir = output.corpus_dir if @corpus_dir.nil?
       end
     end
   end

@@ -125,11 +125,6 @@ module Ruzzy
         Dir.children(@dir).sort.filter_map { |name| load_group(name) }.sort_by { |group| [-group.findings, group.name] }
       end
 
-      # Whether a hang (a group of the timeout kind) is on file.
-      def hang?
-        hang_tokens.any?
-      end
-
       # The tokens of the hangs on file, read from their groups only (the
       # watch of every campaign worker asks every few seconds).
       def hang_tokens

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "fileutils"
+require_relative "../campaign/protocol"
 require_relative "../findings/expected_exceptions"
 require_relative "../gen"
 require_relative "typed_fuzz_test"
@@ -126,6 +127,7 @@ module Ruzzy
     def fuzz!(definition, receiver)
       require "ruzzy"
       FileUtils.mkdir_p(definition.corpus)
+      $stderr.write(Campaign.corpus_line(definition.corpus)) if ENV.key?(Campaign::ENV_FINDINGS_DIR)
       return TypedFuzzTest.fuzz!(definition, receiver) if definition.arguments
 
       given = Ruzzy::DEFAULT_ARGS.drop(1)
