@@ -8,7 +8,8 @@ class TestCompareHooksSearch < Minitest::Test
   { "magic_string" => "magic string", "case_when" => "magic word", "chained_bytes" => "six bytes",
     "magic_integer" => "magic integer", "regex_token" => "token", "float_constant" => "float constant",
     "integer_text" => "magic number", "scanner_keyword" => "keyword",
-    "date_token" => "christmas", "array_member" => "magic member" }.each do |name, message|
+    "date_token" => "christmas", "array_member" => "magic member", "record_checksum" => "record checksum",
+    "checksum" => "checksum" }.each do |name, message|
     define_method("test_solves_#{name}") do
       in_tmpdir do |dir|
         result = solve(dir, name, runs(3_000_000))
@@ -43,7 +44,7 @@ class TestCompareHooksSearch < Minitest::Test
   def test_patterns_and_numbers_are_out_of_reach_without_their_hooks
     in_tmpdir do |dir|
       env = { "RUZZY_COMPARE_HOOKS" => "integer,string,symbol,hash" }
-      %w[regex_token float_constant integer_text].each do |name|
+      %w[regex_token float_constant integer_text record_checksum].each do |name|
         assert_exit 0, solve(dir, name, runs(200_000), "--no-literal-dict", env:)
       end
     end

@@ -76,10 +76,10 @@ class TestCompareHooks < Minitest::Test
       write_harness(dir, format(probe, ""), name: "default.rb")
       chosen = ruzzy("chosen.rb", "-runs=1", chdir: dir)
       assert_exit 77, chosen
-      assert_match(/installed: \[true, false, false, false, false, false, true, true, false, false, false\]/,
+      assert_match(/installed: \[true, false, false, false, false, false, true, true, false, false, false, false\]/,
                    chosen.stderr)
       from_env = ruzzy("default.rb", "-runs=1", chdir: dir, env: { "RUZZY_COMPARE_HOOKS" => "float,conversion" })
-      assert_match(/installed: \[false, false, false, false, false, true, false, false, false, true, true\]/,
+      assert_match(/installed: \[false, false, false, false, false, true, false, false, false, true, true, true\]/,
                    from_env.stderr)
 
       write_harness(dir, "Ruzzy.fuzz(->(_) {}, compare_hooks: %i[integer floats])", name: "unknown.rb")

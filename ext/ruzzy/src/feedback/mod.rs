@@ -2,9 +2,10 @@
 //! to libFuzzer's comparison hooks so that it can put those values into new
 //! inputs. [`compare_hooks`] holds the one table of hooked methods (one
 //! module per receiver type); they report through [`compare_sites`] (one PC
-//! per Ruby call site), [`numbers`] (numbers spelt in the input's text) and
-//! [`regex_model`] (what a Regexp would have matched; [`recent_failures`]
-//! says which failed matches are worth modelling). [`harness_guidance`]
+//! per Ruby call site), [`numbers`] (numbers spelt in the input's text or
+//! read from its bytes, where [`unpack_format`] says) and [`regex_model`]
+//! (what a Regexp would have matched; [`recent_failures`] says which
+//! failed matches are worth modelling). [`harness_guidance`]
 //! is the same feedback given by the harness itself. [`running_match`]
 //! says which hooked regular-expression match runs, for the ReDoS detector.
 //!
@@ -21,6 +22,7 @@ pub mod numbers;
 pub mod recent_failures;
 pub mod regex_model;
 pub mod running_match;
+pub mod unpack_format;
 
 /// Test only: a fresh process ([`crate::process::reset_for_tests`]) with
 /// nothing remembered here yet: no conversion, no failed match.

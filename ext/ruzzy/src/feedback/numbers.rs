@@ -10,6 +10,12 @@
 //! place of the digits the input had (a byte comparison at the same site),
 //! written in the same style (leading zeros kept).
 //!
+//! Numbers read from the input's bytes (`getbyte`, `unpack1`, `unpack`)
+//! go into the same ring with the bytes around them ([`record_read`]):
+//! when one is compared, the other operand, encoded the same way (width
+//! and byte order), is proposed in place of its bytes, neighbours kept (a
+//! checksum byte, a length field, a magic number read as an Integer).
+//!
 //! Floats are also compared as their IEEE bits (for binary formats) and
 //! their shortest decimal text is offered as a dictionary word.
 //!
@@ -17,11 +23,15 @@
 //! stack); runs with the GVL held, which guards the ring.
 
 use crate::feedback::compare_sites::{self, SiteId};
+use crate::feedback::unpack_format::Encoding;
 use std::cell::UnsafeCell;
 use std::io::Write;
 
 /// Conversions remembered per input.
-const RING: usize = 8;
+const RING: usize = 16;
+/// The bytes kept on each side of a number read from bytes: enough for a
+/// byte comparison of two bytes or more, and to find the spot again.
+const NEIGHBOURS: usize = 1;
 /// Longest conversion text kept.
 const TEXT: usize = 40;
 /// Longest formatted number.
@@ -31,6 +41,13 @@ const NUMBER: usize = 40;
 enum Value {
     Integer(u64),
     Float(u64),
+    /// A number read from bytes: its value, and where its bytes lie in the
+    /// conversion's text (from `at`, encoded as `encoding`).
+    Read {
+        value: u64,
+        at: u8,
+        encoding: Encoding,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -44,6 +61,11 @@ struct Ring {
     entries: [Conversion; RING],
     count: usize,
     next: usize,
+    /// How many of the entries hold an Integer (converted or read) equal
+    /// to each value modulo 256: an Integer comparison whose operands'
+    /// buckets are both empty skips the search (a binary parser compares
+    /// its loop counters while its byte reads fill the ring).
+    buckets: [u8; 256],
 }
 
 struct Shared(UnsafeCell<Ring>);
@@ -58,6 +80,7 @@ static CONVERSIONS: Shared = Shared(UnsafeCell::new(Ring {
     }; RING],
     count: 0,
     next: 0,
+    buckets: [0; 256],
 }));
 
 /// Runs `f` on the ring; no reference to it leaves `f`. Private, and no
@@ -72,16 +95,50 @@ fn has_conversions() -> bool {
     with_ring(|ring| ring.count > 0)
 }
 
+/// The bucket of an Integer in [`Ring::buckets`].
+#[inline(always)]
+fn bucket(value: u64) -> usize {
+    (value % 256) as usize
+}
+
+/// Whether an Integer equal to `value` may be remembered.
+#[inline(always)]
+fn may_hold_integer(value: u64) -> bool {
+    with_ring(|ring| ring.buckets[bucket(value)] != 0)
+}
+
+impl Value {
+    /// The Integer a conversion or a read made, or None (a Float).
+    fn integer(self) -> Option<u64> {
+        match self {
+            Value::Integer(value) | Value::Read { value, .. } => Some(value),
+            Value::Float(_) => None,
+        }
+    }
+}
+
 /// Before each run of the target (the engine's lifecycle): forgets the
 /// conversions of the previous one.
 #[inline]
 pub fn before_input() {
-    with_ring(|ring| ring.count = 0);
+    with_ring(|ring| {
+        ring.count = 0;
+        ring.buckets = [0; 256];
+    });
 }
 
 fn record(text: &[u8], value: Value) {
     with_ring(|ring| {
         let len = text.len().min(TEXT);
+        if ring.count == RING {
+            // The oldest entry, which this one replaces, leaves its bucket.
+            if let Some(old) = ring.entries[ring.next].value.integer() {
+                ring.buckets[bucket(old)] -= 1;
+            }
+        }
+        if let Some(new) = value.integer() {
+            ring.buckets[bucket(new)] += 1;
+        }
         let entry = &mut ring.entries[ring.next];
         entry.value = value;
         entry.text[..len].copy_from_slice(&text[..len]);
@@ -101,17 +158,59 @@ pub fn record_float(text: &[u8], value: f64) {
     record(text, Value::Float(value.to_bits()));
 }
 
+/// Remembers that the bytes of `bytes` from `offset`, encoded as
+/// `encoding`, were read as the Integer `value`.
+pub fn record_read(bytes: &[u8], offset: usize, encoding: Encoding, value: u64) {
+    let end = offset + usize::from(encoding.width);
+    if end > bytes.len() {
+        return;
+    }
+    let from = offset.saturating_sub(NEIGHBOURS);
+    let to = (end + NEIGHBOURS).min(bytes.len());
+    let at = (offset - from) as u8;
+    record(
+        &bytes[from..to],
+        Value::Read {
+            value,
+            at,
+            encoding,
+        },
+    );
+}
+
 /// An Integer comparison of `a` with `b` (64-bit patterns).
 #[inline(always)]
 pub fn integers(site: SiteId, a: u64, b: u64) {
-    if !has_conversions() || a == b {
+    if a == b {
         return;
     }
     for (mine, other) in [(a, b), (b, a)] {
-        if let Some(found) = converted(|value| matches!(value, Value::Integer(v) if v == mine)) {
-            propose(site, found.text(), Digits::decimal(other as i64).as_bytes());
+        if !may_hold_integer(mine) {
+            continue;
+        }
+        let Some(found) = converted(|value| value.integer() == Some(mine)) else {
+            continue;
+        };
+        match found.value {
+            Value::Read { at, encoding, .. } => {
+                propose_bytes(site, found.text(), at, encoding, other)
+            }
+            _ => propose(site, found.text(), Digits::decimal(other as i64).as_bytes()),
         }
     }
+}
+
+/// Proposes `number`, encoded as `encoding`, in place of the bytes at `at`
+/// in `text` (a read and its neighbours).
+fn propose_bytes(site: SiteId, text: &[u8], at: u8, encoding: Encoding, number: u64) {
+    let Some(encoded) = encoding.encode(number) else {
+        return;
+    };
+    let (at, width) = (usize::from(at), usize::from(encoding.width));
+    let mut desired = [0u8; TEXT];
+    desired[..text.len()].copy_from_slice(text);
+    desired[at..at + width].copy_from_slice(&encoded[..width]);
+    compare_sites::bytes(site, text, &desired[..text.len()]);
 }
 
 /// A Float comparison (either side may have been an Integer).
@@ -126,6 +225,7 @@ pub fn floats(site: SiteId, a: f64, b: f64) {
             let matches = |value: Value| match value {
                 Value::Float(bits) => f64::from_bits(bits) == mine,
                 Value::Integer(v) => (v as i64) as f64 == mine,
+                Value::Read { .. } => false,
             };
             if let Some(found) = converted(matches) {
                 let digits = float_text(other);
@@ -373,5 +473,52 @@ mod tests {
         assert_eq!(found.as_ref().map(Conversion::text), Some(&b"0012"[..]));
         before_input();
         assert!(converted(|_| true).is_none());
+    }
+
+    #[test]
+    fn the_buckets_count_the_integers_the_ring_holds() {
+        let _process = crate::feedback::reset_for_tests();
+        record_integer(b"300", 300);
+        assert!(
+            may_hold_integer(300) && may_hold_integer(44),
+            "300 and 44 share a bucket"
+        );
+        assert!(!may_hold_integer(301));
+        for value in 0..RING as u64 {
+            record_read(b"ab", 0, Encoding::BYTE, value);
+        }
+        assert!(!may_hold_integer(300), "evicted by the newer reads");
+        assert!(may_hold_integer(0) && may_hold_integer(RING as u64 - 1));
+        record_float(b"2.5", 2.5);
+        assert!(
+            !may_hold_integer(0),
+            "the oldest read went; a Float has no bucket"
+        );
+        before_input();
+        assert!(!may_hold_integer(1));
+    }
+
+    #[test]
+    fn a_read_keeps_its_neighbours_and_where_it_lies() {
+        let _process = crate::feedback::reset_for_tests();
+        let be16 = Encoding {
+            width: 2,
+            big_endian: true,
+        };
+        record_read(b"abcdef", 2, be16, 0x6364);
+        record_read(b"abcdef", 0, Encoding::BYTE, 0x61);
+        record_read(b"abcdef", 5, Encoding::BYTE, 0x66);
+        record_read(b"abc", 2, be16, 0);
+        let read = |wanted: u64| {
+            let found = converted(|v| matches!(v, Value::Read { value, .. } if value == wanted))?;
+            let Value::Read { at, .. } = found.value else {
+                return None;
+            };
+            Some((found.text().to_vec(), at))
+        };
+        assert_eq!(read(0x6364), Some((b"bcde".to_vec(), 1)));
+        assert_eq!(read(0x61), Some((b"ab".to_vec(), 0)));
+        assert_eq!(read(0x66), Some((b"ef".to_vec(), 1)));
+        assert_eq!(read(0), None, "a read past the end is not remembered");
     }
 }

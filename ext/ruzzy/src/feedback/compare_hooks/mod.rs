@@ -10,7 +10,8 @@
 //! (so a program that merely requires ruzzy keeps the interpreter's fast
 //! paths). One module per receiver type holds the hook functions:
 //! [`integer`], [`string`], [`symbol`], [`hash`], [`number`] (Floats and
-//! text-to-number conversions), [`regexp`] (pattern matches).
+//! text-to-number conversions), [`byte_reads`] (numbers read from bytes),
+//! [`regexp`] (pattern matches).
 //!
 //! Semantics never change: each hook only reads its operands' raw contents
 //! (Integers that fit in 64 bits, Strings and Symbols of any class), reports
@@ -58,6 +59,7 @@ macro_rules! operators {
 }
 
 mod array;
+mod byte_reads;
 mod hash;
 mod integer;
 pub mod number;
@@ -135,6 +137,7 @@ pub const TABLE: &[HookModule] = &[
     regexp::SCANNER_HOOKS,
     number::KERNEL_HOOKS,
     number::STRING_HOOKS,
+    byte_reads::HOOKS,
 ];
 
 /// A comparison operator with a fast path (see [`operators!`]).
@@ -196,6 +199,7 @@ fast_paths!(
     IntegerMod,
     IntegerDivInt,
     IntegerModulo,
+    StringGetbyte,
 );
 
 /// Whether each fast path's method behind the hook is Ruby's own definition.
