@@ -582,6 +582,7 @@ module Bench
     "six 1-byte compares with && on one line" => File.join(DIR, "solve", "chained_bytes.rb"),
     "two-stage integer checksum" => File.join(DIR, "solve", "checksum.rb"),
     "record: unpack1(\"N\") magic, getbyte checksum" => File.join(DIR, "solve", "record_checksum.rb"),
+    "chunks with a CRC-32 checked before their type" => File.join(DIR, "solve", "chunk_crc.rb"),
     "magic key in a 64-entry Hash" => File.join(DIR, "solve", "hash_key.rb"),
     "magic member of a 40-element Array (include?)" => File.join(DIR, "solve", "array_member.rb"),
     "token checked by a regexp (match?)" => File.join(DIR, "solve", "regex_token.rb"),

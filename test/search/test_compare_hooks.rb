@@ -9,7 +9,7 @@ class TestCompareHooksSearch < Minitest::Test
     "magic_integer" => "magic integer", "regex_token" => "token", "float_constant" => "float constant",
     "integer_text" => "magic number", "scanner_keyword" => "keyword",
     "date_token" => "christmas", "array_member" => "magic member", "record_checksum" => "record checksum",
-    "checksum" => "checksum" }.each do |name, message|
+    "checksum" => "checksum", "chunk_crc" => "chunk crc" }.each do |name, message|
     define_method("test_solves_#{name}") do
       in_tmpdir do |dir|
         result = solve(dir, name, runs(3_000_000))

@@ -148,6 +148,11 @@ impl SiteId {
     pub fn location(self) -> Option<u64> {
         self.location
     }
+
+    /// The site's index in the stub table (sites may share one).
+    pub fn index(self) -> usize {
+        self.stub
+    }
 }
 
 /// The site of the Ruby code calling the running C method, or None when
@@ -232,6 +237,15 @@ static PADDING: Padding = Padding(UnsafeCell::new([[0; MAX_BYTES]; 2]));
 /// Reports a byte-string comparison (equality or ordering) of `a` and `b`,
 /// and their lengths as integers.
 pub fn bytes(site: SiteId, a: &[u8], b: &[u8]) {
+    bytes_in_slots(site, a, b, 1);
+}
+
+/// Like [`bytes`], reported as from `slots` neighbouring PCs of the site:
+/// libFuzzer files a byte comparison in one of the few slots of its table
+/// of recent comparisons, chosen by PC and contents, and every later
+/// comparison may take that slot; a proposal in `slots` slots is drawn
+/// `slots` times as often and outlives more of them.
+pub fn bytes_in_slots(site: SiteId, a: &[u8], b: &[u8], slots: usize) {
     if a == b {
         return;
     }
@@ -252,16 +266,20 @@ pub fn bytes(site: SiteId, a: &[u8], b: &[u8]) {
         std::cmp::Ordering::Greater => 1,
         std::cmp::Ordering::Equal => return,
     };
-    // SAFETY: both pointers have `n` readable bytes (padded copies when a
-    // side was shorter); libFuzzer reads at most `n`.
-    unsafe {
-        (libfuzzer::get().weak_hook_memcmp)(
-            pc(site),
-            a.as_ptr().cast(),
-            b.as_ptr().cast(),
-            n,
-            result,
-        );
+    // Both pointers have `n` readable bytes (padded copies when a side was
+    // shorter); libFuzzer reads at most `n`.
+    let hook = libfuzzer::get().weak_hook_memcmp;
+    for slot in 0..slots {
+        // SAFETY: as above; the PC is only a number to libFuzzer.
+        unsafe {
+            hook(
+                pc(site).wrapping_byte_add(slot),
+                a.as_ptr().cast(),
+                b.as_ptr().cast(),
+                n,
+                result,
+            );
+        }
     }
 }
 

@@ -15,6 +15,9 @@
 //! when one is compared, the other operand, encoded the same way (width
 //! and byte order), is proposed in place of its bytes, neighbours kept (a
 //! checksum byte, a length field, a magic number read as an Integer).
+//! A site's first such proposal in an input takes several slots of
+//! libFuzzer's table of recent byte comparisons ([`READ_SLOTS`]), so that
+//! the other comparisons do not push it out before its input is mutated.
 //!
 //! Floats are also compared as their IEEE bits (for binary formats) and
 //! their shortest decimal text is offered as a dictionary word.
@@ -32,6 +35,17 @@ const RING: usize = 16;
 /// The bytes kept on each side of a number read from bytes: enough for a
 /// byte comparison of two bytes or more, and to find the spot again.
 const NEIGHBOURS: usize = 1;
+/// The slots of libFuzzer's table of recent byte comparisons that a
+/// proposal for a number read from bytes takes (see
+/// [`compare_sites::bytes_in_slots`]): a checksum's proposal is made anew
+/// by nearly every input, each with the bytes of its own sum, and a
+/// parser's other comparisons take its slot before the one input it fits
+/// is mutated again. Only the first proposal of a site in an input, for
+/// [`WIDE_SITES`] sites, takes them; the rest take one (a loop comparing
+/// every byte it reads would otherwise pay for each).
+const READ_SLOTS: usize = 8;
+/// Sites per input whose first proposal takes [`READ_SLOTS`] slots.
+const WIDE_SITES: usize = 8;
 /// Longest conversion text kept.
 const TEXT: usize = 40;
 /// Longest formatted number.
@@ -66,6 +80,10 @@ struct Ring {
     /// buckets are both empty skips the search (a binary parser compares
     /// its loop counters while its byte reads fill the ring).
     buckets: [u8; 256],
+    /// The sites (stub indexes) whose proposal of a read number took
+    /// [`READ_SLOTS`] slots in this input, `wide` of them.
+    wide_sites: [usize; WIDE_SITES],
+    wide: usize,
 }
 
 struct Shared(UnsafeCell<Ring>);
@@ -81,6 +99,8 @@ static CONVERSIONS: Shared = Shared(UnsafeCell::new(Ring {
     count: 0,
     next: 0,
     buckets: [0; 256],
+    wide_sites: [0; WIDE_SITES],
+    wide: 0,
 }));
 
 /// Runs `f` on the ring; no reference to it leaves `f`. Private, and no
@@ -122,8 +142,11 @@ impl Value {
 #[inline]
 pub fn before_input() {
     with_ring(|ring| {
-        ring.count = 0;
-        ring.buckets = [0; 256];
+        if ring.count > 0 {
+            ring.count = 0;
+            ring.buckets = [0; 256];
+        }
+        ring.wide = 0;
     });
 }
 
@@ -210,7 +233,21 @@ fn propose_bytes(site: SiteId, text: &[u8], at: u8, encoding: Encoding, number: 
     let mut desired = [0u8; TEXT];
     desired[..text.len()].copy_from_slice(text);
     desired[at..at + width].copy_from_slice(&encoded[..width]);
-    compare_sites::bytes(site, text, &desired[..text.len()]);
+    compare_sites::bytes_in_slots(site, text, &desired[..text.len()], slots_for(site));
+}
+
+/// [`READ_SLOTS`] for a site's first proposal in this input while fewer
+/// than [`WIDE_SITES`] sites had theirs, else one.
+fn slots_for(site: SiteId) -> usize {
+    with_ring(|ring| {
+        let index = site.index();
+        if ring.wide == WIDE_SITES || ring.wide_sites[..ring.wide].contains(&index) {
+            return 1;
+        }
+        ring.wide_sites[ring.wide] = index;
+        ring.wide += 1;
+        READ_SLOTS
+    })
 }
 
 /// A Float comparison (either side may have been an Integer).
@@ -496,6 +533,20 @@ mod tests {
         );
         before_input();
         assert!(!may_hold_integer(1));
+    }
+
+    #[test]
+    fn a_sites_first_read_proposal_in_an_input_takes_more_slots() {
+        let _process = crate::feedback::reset_for_tests();
+        let sites: Vec<SiteId> = (0..=WIDE_SITES as u64).map(SiteId::for_id).collect();
+        assert_eq!(slots_for(sites[0]), READ_SLOTS);
+        assert_eq!(slots_for(sites[0]), 1, "once per site and input");
+        for &site in &sites[1..WIDE_SITES] {
+            assert_eq!(slots_for(site), READ_SLOTS);
+        }
+        assert_eq!(slots_for(sites[WIDE_SITES]), 1, "past the sites per input");
+        before_input();
+        assert_eq!(slots_for(sites[0]), READ_SLOTS, "a new input starts over");
     }
 
     #[test]
