@@ -60,6 +60,56 @@ class TestCov < Minitest::Test
     end
   end
 
+  # Inputs that raise are named, so that they can be acted on: a few in the
+  # summary, one per exception (file, class, message), and all of them in
+  # the report directory's raised.txt and index.html.
+  def test_the_inputs_that_raise_are_named_with_their_exceptions
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        Ruzzy.fuzz(lambda do |data|
+          raise KeyError, "no key #{data[1..].inspect}\nsecond line" if data.start_with?("K")
+          raise ArgumentError, "bad argument" if data.start_with?("A")
+          Integer(data) if data.start_with?("I")
+          nil
+        end)
+      RUBY
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      inputs = { "a1" => "A1", "a2" => "A2", "a3" => "A3", "int" => "Ix", "k" => "Kz", "ok" => "fine" }
+      inputs.each { |name, data| File.write(File.join(corpus, name), data) }
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 0, result
+      assert_match(/6 inputs \(5 raised, 0 crashed the process\)/, result.stdout)
+      assert_match(%r{^  raised: corpus/a1: ArgumentError: bad argument \(and 2 more inputs like it\)$}, result.stdout)
+      assert_match(%r{^  raised: corpus/int: ArgumentError: invalid value for Integer\(\): "Ix"$}, result.stdout)
+      assert_match(%r{^  raised: corpus/k: KeyError: no key "z"$}, result.stdout)
+      assert_match(%r{^ruzzy cov: every input that raised, with its exception: report/raised\.txt$}, result.stdout)
+      listed = File.readlines(File.join(dir, "report", "raised.txt"), chomp: true)
+      assert_equal 5, listed.size, listed.join("\n")
+      assert_includes listed, "corpus/a3: ArgumentError: bad argument"
+      assert_includes listed, 'corpus/k: KeyError: no key "z"\nsecond line'
+      html = File.read(File.join(dir, "report", "index.html"))
+      assert_match(%r{<h2>Inputs that raised</h2><ul id="raised">.*corpus/a2: ArgumentError: bad argument}m, html)
+    end
+  end
+
+  # Many inputs raising many different exceptions: the summary shows a few
+  # and says how many more there are.
+  def test_the_summary_names_a_few_raising_inputs_and_counts_the_rest
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { raise IndexError, \"input \#{data}\" })")
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      10.times { |index| File.write(File.join(corpus, "in-#{index}"), index.to_s) }
+      result = cov(dir, "harness.rb", corpus)
+      assert_exit 0, result
+      shown = result.stdout.scan(/^  raised: /).size
+      assert_equal 3, shown, result.stdout
+      assert_match(/^  \.\.\. and 7 more inputs that raised$/, result.stdout)
+      assert_equal 10, File.readlines(File.join(dir, "report", "raised.txt")).size
+    end
+  end
+
   def test_an_input_that_kills_the_process_does_not_lose_the_report
     in_tmpdir do |dir|
       build_plain_extension(dir)

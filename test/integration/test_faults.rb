@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require "ruzzy/findings/identity"
 
 # The fault matrix: deadly signals, timeouts, out-of-memory and Ruby
 # exceptions through sanitized C frames. Each fault must be reported, with
@@ -165,6 +166,25 @@ class TestFaults < Minitest::Test
     end
   end
 
+  # A hang in a C loop that spends half its time in libc: replayed five
+  # times, the alarm interrupts it in the loop or in libc, and it is one
+  # group every time (libc never names a group), the one its DEDUP_TOKEN
+  # says.
+  def test_a_hang_in_c_replayed_again_and_again_is_one_group
+    prerequisite! sanitizers_built?, "sanitizer preloads not built (no clang at install)"
+    in_tmpdir do |dir|
+      build_c_extension(dir, File.join(FIXTURES, "c_ext", "scanner.c"), sanitize: "address")
+      write_harness(dir, "require_relative 'scanner'\nRuzzy.fuzz(->(data) { Scanner.scan(data); nil })")
+      File.write(File.join(dir, "hang"), "H")
+      runs = Array.new(5) { ruzzy("--sanitizer=address", "harness.rb", "-timeout=1", "hang", chdir: dir) }
+      runs.each { |result| assert_exit 70, result }
+      identities = runs.map { |result| Ruzzy::Findings::Identity.of_report(result.stderr) }
+      assert_equal ["timeout--timeout--scanner_scan@scanner.c"], identities.map(&:token).uniq,
+                   runs.map { |result| result.stderr[/^    #0 .*$/] }.join("\n")
+      assert_equal ["scanner_scan"], runs.map { |result| result.stderr[/^DEDUP_TOKEN: (.*)$/, 1] }.uniq
+    end
+  end
+
   # The Ruby backtrace of a finding shows the fuzz target: not the `ruzzy`
   # command, ruzzy's own files, or the harness's top level that called
   # Ruzzy.fuzz.
@@ -269,7 +289,8 @@ end
 # does not run under it (yet).
 class TestFaultsUnderLibAFL < TestFaults
   undef_method :test_deep_c_raises_under_asan_invent_nothing,
-               :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function
+               :test_a_hang_in_c_under_a_sanitizer_is_named_by_its_c_function,
+               :test_a_hang_in_c_replayed_again_and_again_is_one_group
 
   def setup
     require "ruzzy/engine/choice"

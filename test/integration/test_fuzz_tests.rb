@@ -71,6 +71,63 @@ class TestFuzzTests < Minitest::Test
     end
   end
 
+  # The corpus directory's files, hidden ones included, with their contents.
+  def corpus_state(corpus)
+    Dir.children(corpus).sort.to_h { |name| [name, File.binread(File.join(corpus, name))] }
+  end
+
+  # A typed fuzz test whose hand-written regression file fails.
+  TYPED_TEST = <<~'RUBY'
+    require "minitest/autorun"
+    require "ruzzy/minitest"
+
+    class PortFuzzTest < Minitest::Test
+      fuzz_test "accepts any port", Ruzzy::Gen.integer(0..65_535), Ruzzy::Gen.string(max_length: 8) do |port, host|
+        raise ArgumentError, "port #{port} on #{host.inspect}" if port > 60_000 && host.start_with?("h")
+      end
+    end
+  RUBY
+
+  # `ruzzy run-test FILE NAME INPUT` runs the input and nothing else: a
+  # failing regression file of a typed test is shrunk and printed, not
+  # saved as another file beside it, and no artifact goes into the corpus.
+  def test_replaying_a_typed_regression_file_writes_nothing_into_the_corpus
+    in_tmpdir do |dir|
+      corpus = File.join(dir, "test", "fuzz", "accepts_any_port")
+      FileUtils.mkdir_p(corpus)
+      File.write(File.join(dir, "test", "port_test.rb"), TYPED_TEST)
+      reported = File.join(corpus, "reported-by-a-user")
+      File.write(reported, "ruzzy fuzz v1\n# from issue 12\n65000\n\"hostname\"\n")
+      before = corpus_state(corpus)
+      result = ruzzy("run-test", "test/port_test.rb", "accepts any port", reported, chdir: dir)
+      assert_exit 77, result
+      assert_equal before, corpus_state(corpus), "the replay added to the corpus:\n#{result.stderr}"
+      assert_match(/ArgumentError: port 65000 on "hostname"/, result.stderr)
+      assert_match(/shrunk in \d+ calls:\nruzzy fuzz v1\n60001\n"h"\n/, result.stderr)
+    end
+  end
+
+  # The same for a test of bytes, and for minimising the input: libFuzzer
+  # writes its smaller inputs where -artifact_prefix says, which a run of
+  # input files is not given as the corpus directory (whether a smaller
+  # input is found in 2,000 runs is luck: where it would go is not).
+  def test_replaying_or_minimising_a_saved_input_writes_nothing_into_the_corpus
+    in_project do |dir|
+      corpus = File.join(dir, "test", "fuzz", "verifies_any_record")
+      File.write(File.join(corpus, "regression-v9"), "V9abR") # "V9ab" and its checksum byte
+      before = corpus_state(corpus)
+      input = "test/fuzz/verifies_any_record/regression-v9"
+      replayed = ruzzy("-Ilib", "run-test", "test/checksum_fuzz_test.rb", NAME, input, chdir: dir)
+      assert_exit 77, replayed
+      assert_match(/RuntimeError: unsupported version/, replayed.stderr)
+      minimised = ruzzy("-Ilib", "run-test", "test/checksum_fuzz_test.rb", NAME, "-minimize_crash=1", "-runs=2000",
+                        "-seed=1", input, chdir: dir)
+      assert_equal before, corpus_state(corpus), "a run of an input file added to the corpus:\n#{minimised.stderr}"
+      assert_match(%r{^CRASH_MIN: executing: .* -exact_artifact_path=\./minimized-from-\h{40} }, minimised.stderr,
+                   "smaller inputs go to the working directory")
+    end
+  end
+
   def test_run_test_names_a_missing_fuzz_test
     in_project do |dir|
       result = ruzzy("-Ilib", "run-test", "test/checksum_fuzz_test.rb", "nope", chdir: dir)

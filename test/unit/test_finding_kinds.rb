@@ -21,7 +21,7 @@ class TestFindingKinds < Minitest::Test
   end
 
   def test_a_campaign_files_the_artifact_of_every_kind_that_ends_a_run_and_no_other
-    artifact = Ruzzy::Campaign::Supervisor::ARTIFACT
+    artifact = Ruzzy::Campaign::ArtifactFiling::ARTIFACT
     KINDS.each_value do |kind|
       assert_equal kind.ends_run?, artifact.match?("#{kind.prefix}#{SHA1}"), kind.name
     end

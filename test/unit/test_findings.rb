@@ -3,6 +3,8 @@
 require_relative "../test_helper"
 require "ruzzy/findings/store"
 require "ruzzy/findings/report"
+require "ruzzy/cli/findings"
+require "stringio"
 
 # How a campaign groups findings: the identity read from each kind of
 # report, and the findings directory that keeps one smallest input per group.
@@ -52,19 +54,21 @@ class TestFindings < Minitest::Test
     SUMMARY: libFuzzer: timeout
   TEXT
 
-  def test_each_kind_of_report_has_its_kind_token_and_title
+  # A Ruby exception's title is its message: where it was raised (its
+  # site) is kept beside it; the other kinds name their frames in the title.
+  def test_each_kind_of_report_has_its_kind_token_title_and_site
     {
-      EXCEPTION => ["exception", "exception--ArgumentError--three.rb:<top>", "ArgumentError: bad header"],
+      EXCEPTION => ["exception", "exception--ArgumentError--three.rb:<top>", "ArgumentError: bad header", "three.rb:6"],
       ASAN => ["asan", "asan--heap-buffer-overflow--faults_overflow@faults.c--parse_document@parser.c",
-               "AddressSanitizer: heap-buffer-overflow in faults_overflow (faults.c) < parse_document (parser.c)"],
+               "AddressSanitizer: heap-buffer-overflow in faults_overflow (faults.c) < parse_document (parser.c)", nil],
       UBSAN => ["ubsan", "ubsan--signed integer overflow: N + N cannot be represented--faults_ubsan@faults.c",
                 "UndefinedBehaviorSanitizer: signed integer overflow: N + N cannot be represented in " \
-                "faults_ubsan (faults.c)"],
+                "faults_ubsan (faults.c)", nil],
       TIMEOUT => ["timeout", "timeout--timeout--<top>@three.rb",
-                  "timeout in <top> (three.rb)"]
-    }.each do |report, (kind, token, title)|
+                  "timeout in <top> (three.rb)", nil]
+    }.each do |report, (kind, token, title, site)|
       identity = Identity.of_report(report)
-      assert_equal [kind, token, title], identity.to_a, report.lines.first
+      assert_equal [kind, token, title, site], identity.to_a, report.lines.first
       assert_match(/\A#{kind}-\h{10}\z/, identity.group)
     end
   end
@@ -84,6 +88,25 @@ class TestFindings < Minitest::Test
       Identity.of_report("==1== ERROR: libFuzzer: timeout after 2 seconds\n#{stack}").group
     end
     assert_equal 1, groups.uniq.size, groups.inspect
+  end
+
+  # A hang in C code interrupted now in the loop, now in the libc function
+  # it calls (with libc's debug information, its frame reads like any
+  # other): the preload's DEDUP_TOKEN leaves libc out by address, and the
+  # group follows it.
+  def test_a_hang_in_c_is_one_group_wherever_the_alarm_interrupted_it
+    headline = "==1== ERROR: libFuzzer: timeout after 2 seconds\n"
+    libc = ["0x7e01 in __clock_gettime ./time/../sysdeps/unix/sysv/linux/clock_gettime.c:42:5",
+            "0x7e02 in clock_gettime ./time/../sysdeps/unix/sysv/linux/clock_gettime.c:53:10"]
+    loop = ["0x7f01 in scan_loop /src/ext/scanner.c:41:7", "0x7f02 in scanner_scan /src/ext/scanner.c:88:3",
+            "0x7f03 in vm_call_cfunc_with_frame /build/ruby3.1/vm_insnhelper.c:3037 (libruby-3.1.so.3.1+0x1)"]
+    token = "\nDEDUP_TOKEN: scan_loop--scanner_scan\n"
+    groups = [loop, libc + loop].map do |frames|
+      stack = frames.each_with_index.map { |frame, index| "    ##{index} #{frame}\n" }.join
+      Identity.of_report("#{headline}#{stack}#{token}")
+    end
+    assert_equal ["timeout--timeout--scan_loop@scanner.c--scanner_scan@scanner.c"], groups.map(&:token).uniq
+    assert_equal "timeout in scan_loop (scanner.c) < scanner_scan (scanner.c)", groups.last.title
   end
 
   # Ruby 3.4 names a method with its owner (Object#spin), 3.3 without.
@@ -113,7 +136,7 @@ class TestFindings < Minitest::Test
     end
     identity = Identity.of_report(report.call("parse"))
     assert_equal ["signal", "signal--deadly signal--parse@harness.rb--<top>@harness.rb",
-                  "deadly signal in parse (harness.rb) < <top> (harness.rb)"], identity.to_a
+                  "deadly signal in parse (harness.rb) < <top> (harness.rb)", nil], identity.to_a
     refute_equal identity.group, Identity.of_report(report.call("load")).group
   end
 
@@ -207,40 +230,162 @@ class TestFindings < Minitest::Test
     assert_equal ["asan--stack-overflow--parse_list@p.c--parse_value@p.c"], identities.map(&:token).uniq
   end
 
-  # A failed assertion: one group per place and message shape, whatever
-  # values the message quotes.
-  def test_a_failed_assertion_is_named_by_its_place_and_message_shape
+  # Minitest assertions as a fuzz target makes them: the innermost frame
+  # outside Minitest is the user's assertion.
+  def minitest_checks
     require "minitest"
-    checks = Class.new do
+    Class.new do
       include Minitest::Assertions
 
       def assertions = 0
       def assertions=(_count); end
+
+      def sizes_and_sums(value, back)
+        assert_equal value.bytesize, back.bytesize
+        assert_equal value.sum, back.sum
+      end
+
       def round_trip(value, back) = assert_equal(value, back)
       def in_range(value) = assert(value < 10, "#{value} is out of range")
     end.new
-    failures = [
-      -> { checks.round_trip([1, "a"], [1]) }, -> { checks.round_trip([22, "bb", 3.5], [22, "b"]) },
-      -> { checks.in_range(12) }, -> { checks.in_range(1234) }
-    ].map do |failing|
-      failing.call
-    rescue Minitest::Assertion => e
-      Ruzzy::Findings::Report.dedup_token(e)
-    end
-    assert_equal ["Minitest::Assertion--test_findings.rb:round_trip--Expected: A Actual: A",
-                  "Minitest::Assertion--test_findings.rb:in_range--N is out of range"], failures.uniq
   end
 
-  def test_a_message_shape_leaves_the_values_out
-    {
-      'Expected "abc" to include "x".' => "Expected S to include S.",
-      "Expected #<Point x=1, y=#<Id 2>> to be nil." => "Expected O to be V.",
-      "expected: {:a=>[1, -2.5e3]}\n     got: :b" => "expected: H got: Y",
-      "--- expected\n+++ actual\n@@ -1 +1 @@\n-\"long\"\n+\"longer\"\n" => "D",
-      "0x1f is not 31_000" => "N is not N",
-      "<{:a=>42}> expected but was\n<{:a=>143}>.\n\ndiff:\n- {:a=>42}\n?       ^\n+ {:a=>143}\n?       ^^\n" =>
-        "<H> expected but was <H>. D"
-    }.each { |message, shape| assert_equal shape, Ruzzy::Findings::BugShape.message_shape(message), message }
+  # The token of the failed assertion each of +failing+ raises.
+  def assertion_tokens(*failing)
+    assertions = Ruzzy::Findings::BugShape::ASSERTIONS.select { Object.const_defined?(_1) }.map { Object.const_get(_1) }
+    failing.map do |failure|
+      error = begin
+        failure.call
+      rescue *assertions => e
+        e
+      end
+      assert_kind_of Exception, error, "a failed assertion"
+      Ruzzy::Findings::Report.dedup_token(error)
+    end
+  end
+
+  # "file:line" of the line +offset+ lines into +method+ of +object+.
+  def line_of(object, method, offset = 0)
+    "#{File.basename(__FILE__)}:#{object.method(method).source_location[1] + offset}"
+  end
+
+  # A failed assertion is named by its call site and the framework's
+  # method it called: two assertions of one method are two bugs, even
+  # when their messages read alike ("Expected: N Actual: N" here).
+  def test_two_assertions_of_one_method_are_two_groups
+    checks = minitest_checks
+    tokens = assertion_tokens(-> { checks.sizes_and_sums("ab", "abc") }, -> { checks.sizes_and_sums("ab", "ac") },
+                              -> { checks.in_range(12) })
+    assert_equal ["Minitest::Assertion--#{line_of(checks, :sizes_and_sums, 1)}--assert_equal",
+                  "Minitest::Assertion--#{line_of(checks, :sizes_and_sums, 2)}--assert_equal",
+                  "Minitest::Assertion--#{line_of(checks, :in_range)}--assert"], tokens
+  end
+
+  # One assertion is one bug, whatever values its message quotes and
+  # however the framework prints them: nil inline, a long string as a diff.
+  def test_one_assertion_is_one_group_however_its_values_print
+    checks = minitest_checks
+    tokens = assertion_tokens(-> { checks.round_trip("header", nil) },
+                              -> { checks.round_trip("header", "header with a long tail: #{"x" * 40}") },
+                              -> { checks.round_trip([1, "a"], { 1 => "a" }) })
+    assert_equal ["Minitest::Assertion--#{line_of(checks, :round_trip)}--assert_equal"], tokens.uniq
+  end
+
+  # RSpec's assertion is the expectation's `to` or `not_to`: three
+  # expectations are three groups (two read alike, "expected: N got: N").
+  def test_an_rspec_expectation_is_named_by_its_call_site_and_kind
+    begin
+      require "rspec/expectations"
+    rescue LoadError
+      skip "rspec-expectations is not installed"
+    end
+    spec = Class.new do
+      include RSpec::Matchers
+
+      def check(value)
+        expect(value).not_to be_nil
+        expect(value.bytesize).to eq(2)
+        expect(value.sum).to eq(195)
+      end
+    end.new
+    tokens = assertion_tokens(-> { spec.check(nil) }, -> { spec.check("abc") }, -> { spec.check("abcd") },
+                              -> { spec.check("ac") })
+    assert_equal [1, 2, 2, 3].map { |offset| line_of(spec, :check, offset) }
+                             .zip(%w[not_to to to to])
+                             .map { |site, kind| "RSpec::Expectations::ExpectationNotMetError--#{site}--#{kind}" },
+                 tokens
+  end
+
+  # A failed assertion raises in the test framework: its site is the
+  # user's assertion, where the title alone does not say which one failed.
+  def test_a_failed_assertions_site_is_the_users_assertion
+    checks = minitest_checks
+    error = begin
+      checks.round_trip("header", nil)
+    rescue Minitest::Assertion => e
+      e
+    end
+    report = "#{Ruzzy::Findings::Report.describe_exception(error)}" \
+             "DEDUP_TOKEN: #{Ruzzy::Findings::Report.dedup_token(error)}\n"
+    assert_match(%r{from .*minitest/assertions\.rb:}, report, "the report shows Minitest's frames")
+    assert_equal line_of(checks, :round_trip), Identity.of_report(report).site
+    # Read where the framework is not loaded (a supervisor, `ruzzy
+    # findings minimise`), its frames are told by the token.
+    elsewhere = <<~TEXT
+      ==1== ERROR: ruzzy: uncaught Ruby exception in the fuzz target
+      Minitest::Assertion: Expected: 1
+          from /opt/gems/minitest-9/lib/minitest/assertions.rb:9:in `assert'
+          from /src/t.rb:7:in `check'
+      DEDUP_TOKEN: Minitest::Assertion--t.rb:7--assert
+    TEXT
+    assert_equal "t.rb:7", Identity.of_report(elsewhere).site
+  end
+
+  # Groups whose titles read the same (two places raising one message)
+  # are told apart by where they were raised; a title of its own, or a
+  # group filed before sites were kept, shows as it is.
+  def test_titles_that_read_the_same_name_where_they_were_raised
+    in_tmpdir do |dir|
+      store = Store.new(dir)
+      { 6 => "<top>", 9 => "parse" }.each do |line, method|
+        report = EXCEPTION.sub(":6:in", ":#{line}:in").sub("three.rb:<top>", "three.rb:#{method}")
+        store.record(Identity.of_report(report), "EX", report)
+      end
+      other = EXCEPTION.sub("bad header", "bad body").sub("three.rb:<top>", "three.rb:body")
+      store.record(Identity.of_report(other), "EX", other)
+      old = File.join(dir, "exception-0123456789")
+      FileUtils.mkdir_p(old)
+      File.write(File.join(old, Store::GROUP), JSON.generate(kind: "exception", token: "exception--old",
+                                                             title: "RuntimeError: old", findings: 1, bytes: 2))
+      groups = Store.new(dir).groups
+      assert_equal [["bad body", "three.rb:6"], ["bad header", "three.rb:6"], ["bad header", "three.rb:9"],
+                    ["old", nil]], groups.map { |group| [group.title[/: (.*)/, 1], group.site] }.sort_by(&:to_s)
+      header, *lines = Ruzzy::Campaign::Display.table(groups)
+      titles = lines.map { |line| line[header.index("WHAT")..] }
+      assert_equal ["ArgumentError: bad body", "ArgumentError: bad header (at three.rb:6)",
+                    "ArgumentError: bad header (at three.rb:9)", "RuntimeError: old"], titles.sort
+    end
+  end
+
+  # `ruzzy findings show PREFIX` names one group: a prefix of several
+  # lists them, to name one of them.
+  def test_a_prefix_of_several_groups_lists_them
+    in_tmpdir do |dir|
+      store = Store.new(dir)
+      [EXCEPTION, EXCEPTION.sub("bad header", "bad body").sub("three.rb:<top>", "three.rb:body")].each do |report|
+        store.record(Identity.of_report(report), "EX", report)
+      end
+      names = store.groups.map(&:name)
+      error = assert_raises(Ruzzy::CLI::UsageError) do
+        Ruzzy::Findings::Command.new([dir, "show", "exception-"], out: StringIO.new, err: StringIO.new).run
+      end
+      assert_match(/2 groups in .* start with "exception-"; name one/, error.message)
+      names.each { |name| assert_match(/^. #{name} .*ArgumentError: bad (header|body)$/, error.message) }
+      none = assert_raises(Ruzzy::CLI::UsageError) do
+        Ruzzy::Findings::Command.new([dir, "show", "timeout-"], out: StringIO.new, err: StringIO.new).run
+      end
+      assert_match(/no group "timeout-"/, none.message)
+    end
   end
 
   # A smaller input's finding replaces the group's input, report and

@@ -47,6 +47,15 @@ class TestReproduction < Minitest::Test
     assert_match(%r{^artifact_prefix='\./'; Test unit written to /f/g/input$}, filed)
   end
 
+  # A campaign worker's artifacts directory is deleted once its artifacts
+  # are filed: libFuzzer's line names the group's directory instead.
+  def test_a_filed_report_names_no_artifacts_directory
+    artifact = "/f/.artifacts/3/crash-0a1b"
+    report = "artifact_prefix='/f/.artifacts/3/'; Test unit written to #{artifact}\n"
+    filed = reproduction.filed_report(report, from: artifact, to: "/f/g/input", minimise: "m")
+    assert_equal "artifact_prefix='/f/g/'; Test unit written to /f/g/input\n", filed
+  end
+
   def test_a_run_that_never_reached_its_input_is_told_apart
     statuses = { 0 => true, 77 => true, 70 => true, 71 => true, 1 => false, 2 => false, 3 => false, 7 => false }
     statuses.each do |code, ran|

@@ -117,4 +117,34 @@ class TestWorkerOutput < Minitest::Test
     output, = read(progress + Ruzzy::Campaign.reached_line(1, 1, 9, 4000))
     assert_equal 4096, output.progress.executions, "a count never goes down"
   end
+
+  # The worker's artifacts directory is deleted once its artifacts are
+  # filed: the log names a slow input where the campaign keeps it, and
+  # holds the lines from the first naming another artifact until the
+  # supervisor filed it and says what they become.
+  def test_the_log_never_names_the_workers_artifacts_directory
+    log = StringIO.new
+    output = WorkerOutput.new(log, artifacts: "/f/.artifacts/3", slow_units: "/f/slow-units")
+    no_group = proc { flunk "no group is announced" }
+    output.feed("#{LIBFUZZER}==1== ruzzy: slow input: 0.3 s; written to /f/.artifacts/3/slow-unit-0a\n" \
+                "artifact_prefix='/f/.artifacts/3/'; Test unit written to /f/.artifacts/3/slow-unit-0b\n", &no_group)
+    output.feed("#4096\tpulse  cov: 5 ft: 7 corp: 2/3b lim: 4 exec/s: 1024 rss: 31Mb\n", &no_group)
+    assert_equal "#{LIBFUZZER}==1== ruzzy: slow input: 0.3 s; written to /f/slow-units/slow-unit-0a\n" \
+                 "artifact_prefix='/f/slow-units/'; Test unit written to /f/slow-units/slow-unit-0b\n" \
+                 "#4096\tpulse  cov: 5 ft: 7 corp: 2/3b lim: 4 exec/s: 1024 rss: 31Mb\n", log.string
+
+    headline = "==1== ERROR: libFuzzer: deadly signal\n"
+    held = "artifact_prefix='/f/.artifacts/3/'; Test unit written to /f/.artifacts/3/crash-0c\n" \
+           "stat::number_of_executed_units: 5000\n"
+    written = log.string + headline
+    output.feed(headline + held, &no_group)
+    output.finish(&no_group)
+    output.log("<== worker 3: pid 7 ended with status 77 after 5000 executions\n")
+    assert_equal written, log.string, "the lines from the first naming the artifact wait for it to be filed"
+    filing = ->(text) { text.gsub("/f/.artifacts/3/crash-0c", "/f/g/input").gsub("/f/.artifacts/3/", "/f/g/") }
+    output.release(&filing)
+    assert_equal "#{written}#{filing.call(held)}<== worker 3: pid 7 ended with status 77 after 5000 executions\n",
+                 log.string
+    assert_equal filing.call(headline + held), output.report, "the report as filed (shown when workers keep failing)"
+  end
 end

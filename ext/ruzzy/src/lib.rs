@@ -127,6 +127,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_configure_reproduction" => findings::reproduce::configure, 7;
         "_overdue_input" => process::target_state::overdue_input, 1;
         "_clear_stack_poisoning" => findings::sanitizer_stack::clear_stack_poisoning, 0;
+        "_clear_fiber_stack" => findings::sanitizer_stack::clear_fiber_stack, 1;
         "_start_coverage" => coverage::hook::start, 3;
         "_fit_coverage" => coverage::hook::fit, 1;
         "_stop_ruby_branch_counter" => coverage::hook::stop_ruby_branch_counter, 1;

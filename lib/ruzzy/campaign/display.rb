@@ -70,11 +70,21 @@ module Ruzzy
       def self.table(groups, fresh = [])
         header = format("  %-22<group>s %6<count>s %7<size>s  %<title>s", group: "GROUP", count: "COUNT",
                                                                           size: "BYTES", title: "WHAT")
+        repeated = groups.map(&:title).tally.select { |_, count| count > 1 }
         [header] + groups.map do |group|
           format("%<marker>s %-22<group>s %6<count>d %7<size>d  %<title>s",
                  marker: fresh.include?(group.name) ? "*" : " ", group: group.name, count: group.findings,
-                 size: group.bytes.to_i, title: group.title)
+                 size: group.bytes.to_i, title: title(group, repeated))
         end
+      end
+
+      # +group+'s title, followed by where it was raised when another group
+      # shown reads the same (+repeated+: such titles): two bugs with one
+      # message then show two sites, and one bug split in two shows one
+      # site twice. A group filed before sites were kept, or of a kind
+      # whose title names its frames, has no site and shows its title.
+      def self.title(group, repeated)
+        repeated.key?(group.title) && group.site ? "#{group.title} (at #{group.site})" : group.title
       end
 
       private

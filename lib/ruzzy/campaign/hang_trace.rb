@@ -55,7 +55,7 @@ module Ruzzy
       # An input already finished is not followed again (it is being
       # stopped: tracing its unwinding would only slow it).
       def follow(input, &check)
-        return true if input && input == @input && @tracepoint.enabled?
+        return true if input && following?(input)
         return false if input && input == @finished
 
         @tracepoint.disable if @tracepoint.enabled?
@@ -64,6 +64,11 @@ module Ruzzy
         @check = check
         @tracepoint.enable(target_thread: @thread) if input
         false
+      end
+
+      # Whether +input+ is being followed.
+      def following?(input)
+        input == @input && @tracepoint.enabled?
       end
 
       # The frames (Ruby backtrace strings, innermost first) that stayed on

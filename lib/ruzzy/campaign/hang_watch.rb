@@ -11,16 +11,19 @@ module Ruzzy
     # the running input has taken almost -timeout, raises InputTimeout in
     # the fuzzing thread. The frames the hang stayed in make its report
     # (HangTrace follows the input's last TRACE_SECONDS for them), the
-    # finding is recorded like an exception, and the worker goes on
+    # input is kept as a suspect (Findings::Suspects: the supervisor files
+    # it only if it runs over the threshold alone), and the worker goes on
     # instead of being ended by libFuzzer's timeout (which still ends a hang
     # in C code, which never comes back to Ruby to take the exception).
-    # Once a hang was found (by this worker, or on file in the findings
+    # Once a hang was found or suspected (by this worker, or in the findings
     # directory: another worker's, an earlier campaign's), the watch stops
     # inputs after REPEAT_SECONDS: the fuzzer finds the same hang again and
-    # again, and each costs that. An input that stays in the loop of a hang
-    # on file (its frames make that hang's token) is stopped sooner, after
+    # again, and each costs that. An input that stays in the loop of such a
+    # hang (its frames name that hang's group) is stopped sooner, after
     # KNOWN_SECONDS: a repeat of a known hang costs the least, and a slow
-    # input anywhere else still has REPEAT_SECONDS.
+    # input anywhere else still has REPEAT_SECONDS. Stopping sooner only
+    # saves time: what is stopped before the threshold is never a finding
+    # until a lone run of it says so.
     #
     # Outside a campaign the watch only follows: an input about to reach
     # libFuzzer's -timeout is traced, and libFuzzer's timeout report (at
@@ -54,8 +57,6 @@ module Ruzzy
         end
       end
 
-      # How long before libFuzzer's own timeout the watch raises.
-      MARGIN = 0.5
       # The limit once a hang was found: 2,000 times a slow input's 250 µs.
       REPEAT_SECONDS = 0.5
       # How often it looks.
@@ -82,16 +83,16 @@ module Ruzzy
       # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
       # campaign's worker (+findings+, its Findings::Store), stopping hangs
       # (sooner from the first input when one is on file); else only
-      # following them for libFuzzer's report. +hang_token+ gives the token
-      # of a hang that stayed in some frames (Findings::Report.hang_token).
-      def start(seconds, findings: nil, hang_token: nil)
+      # following them for libFuzzer's report. +hang_group+ gives the group
+      # of a hang that stayed in some frames (Findings::Report.hang_group).
+      def start(seconds, findings: nil, hang_group: nil)
         return if seconds <= 0 || @thread
 
         @findings = findings
-        @hang_token = hang_token
+        @hang_group = hang_group
         @known = []
-        @limit = findings ? [seconds - MARGIN, seconds / 2.0].max : seconds
-        learn(findings.hang_tokens) if findings
+        @limit = findings ? [seconds - WATCH_MARGIN, seconds / 2.0].max : seconds
+        learn(findings.hang_groups) if findings
         fuzzing = Thread.current
         fuzzing.priority = FUZZING_PRIORITY
         @trace = HangTrace.new(fuzzing)
@@ -104,13 +105,30 @@ module Ruzzy
         @trace&.finish(Ruzzy::Native._overdue_input(0))
       end
 
-      # Hangs were found (+tokens+, their Findings::Identity tokens): later
-      # ones are stopped sooner, repeats of these soonest.
-      def learn(tokens)
-        return if @limit.nil? || (tokens - @known).empty?
+      # At Ruby's safe point after libFuzzer's alarm
+      # (Findings::Report.hang_followed?): whether the frames the running
+      # input's hang stayed in are known, or were looked for (a loop that
+      # calls no Ruby method or block returns nothing to see). When the
+      # watch had not followed it (its thread got no turn: a C call
+      # holding Ruby's lock, a busy machine), it follows it from now on and
+      # says no, once per input: the report waits for the next alarm, so a
+      # hang is named by its loop whether the watch or the alarm stopped it.
+      def ready_to_name?
+        input = @trace && Ruzzy::Native._overdue_input(0)
+        return true if input.nil? || @trace.following?(input) || @waited == input
+
+        @waited = input
+        @trace.follow(input)
+        false
+      end
+
+      # Hangs were found or suspected (+groups+, their Findings::Identity
+      # groups): later ones are stopped sooner, repeats of these soonest.
+      def learn(groups)
+        return if @limit.nil? || (groups - @known).empty?
 
         @limit = [@limit, REPEAT_SECONDS].min
-        @known |= tokens
+        @known |= groups
         @not_known = nil
       end
 
@@ -134,7 +152,7 @@ module Ruzzy
           sleep(@known.empty? ? PERIOD : KNOWN_PERIOD)
           if @findings && Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
             reported = report_reach
-            learn(@findings.hang_tokens)
+            learn(@findings.hang_groups)
           end
           limit = @limit
           next unless follow(limit) && @findings
@@ -161,11 +179,11 @@ module Ruzzy
 
       # On the fuzzing thread (HangTrace's check): stops +input+ when it
       # has run KNOWN_SECONDS and the frames it stayed in (+frames+) make
-      # a known hang's token. Frames found not to be are remembered.
+      # a known hang's group. Frames found not to be are remembered.
       def stop_known(input, frames)
         return if frames.nil? || frames == @not_known || Ruzzy::Native._overdue_input(KNOWN_SECONDS) != input
 
-        unless @known.include?(@hang_token.call(frames))
+        unless @known.include?(@hang_group.call(frames))
           @not_known = frames
           return
         end

@@ -23,11 +23,22 @@ module Ruzzy
     # the first (OSS-Fuzz's value).
     REPEAT_TIMEOUT = 2
 
+    # How long before libFuzzer's -timeout a worker's hang watch stops an
+    # input (HangWatch): one stopped that late ran for the whole hang
+    # threshold as far as the worker could tell (HangCheck checks it even
+    # when its loop's other inputs finished).
+    WATCH_MARGIN = 0.5
+
     REACHED = /\A==ruzzy== reached: (\d+) lines and (\d+) edges of your code, (\d+) lines in all; (\d+) inputs run$/
 
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
     CORPUS = /\A==ruzzy== corpus: (.+)$/
+
+    # Where, in the findings directory, a campaign keeps the slow inputs
+    # (`slow-unit-<sha1>`) its workers wrote beside their artifacts: a
+    # worker's own artifacts directory is deleted once it ended.
+    SLOW_UNITS = "slow-units"
 
     module_function
 

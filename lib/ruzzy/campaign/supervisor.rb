@@ -8,6 +8,8 @@ require_relative "display"
 require_relative "progress_log"
 require_relative "corpus_dirs"
 require_relative "corpus_clock"
+require_relative "hang_check"
+require_relative "artifact_filing"
 require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../findings/kinds"
@@ -36,14 +38,18 @@ module Ruzzy
     # -workers choose the number of workers (Worker.count) instead of
     # reaching libFuzzer, and once a hang was found (or when one is on file
     # already), -timeout is REPEAT_TIMEOUT unless given.
+    #
+    # A hang is what runs over the campaign's hang threshold alone (its
+    # -timeout, ruzzy's default if not given; campaign.json's
+    # "hang_seconds"): whatever a worker stopped as a hang, at whichever
+    # limit, is a suspect that HangCheck runs alone, and files only if it
+    # runs over.
     class Supervisor
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
       STARTUP_FAILURES = 3
       # The progress log's columns after the time.
       LOGGED = ProgressLog::COLUMNS.drop(1).map(&:to_sym).freeze
-      # The artifact of the finding that ended a worker.
-      ARTIFACT = Findings::FINAL_ARTIFACT
       # Seconds a worker told to stop has before it is killed.
       STOP_SECONDS = 10
 
@@ -98,11 +104,19 @@ module Ruzzy
         @started = now
         @corpus = corpus_dirs_or_own
         @reproduction = Findings::Reproduction.current(command)
-        timeout = @args.given?("timeout") ? @args.timeout : nil
-        @store.write_campaign(@reproduction.to_campaign.merge("timeout" => timeout))
+        write_campaign
+        @filing = ArtifactFiling.new(store: @store, reproduction: @reproduction, display: @display)
         @deadline = (seconds = Integer(@args.value("max_total_time") || "0", 10)).positive? ? now + seconds : nil
         @display.news("ruzzy: campaign: findings in #{ShownPath.of(@store.dir)}/, corpus in #{corpus_text}, " \
                       "log in #{ShownPath.of(log_path)}, #{@count} worker(s)")
+      end
+
+      # campaign.json: how to run the harness again, its -timeout if given,
+      # and the hang threshold (HangCheck, `ruzzy findings replay`).
+      def write_campaign
+        timeout = @args.given?("timeout") ? @args.timeout : nil
+        @hang_seconds = timeout || LibFuzzerArgs::RUZZY_DEFAULT_TIMEOUT
+        @store.write_campaign(@reproduction.to_campaign.merge("timeout" => timeout, "hang_seconds" => @hang_seconds))
       end
 
       def corpus_text
@@ -120,10 +134,14 @@ module Ruzzy
           @corpus_clock = CorpusClock.new(@corpus.first)
           previous = trap_stop
           begin
+            @hang_check = HangCheck.new(dir: @store.dir, reproduction: @reproduction, seconds: @hang_seconds,
+                                        display: @display, announce: method(:announce)).start
             @count.times { start_worker }
             follow_workers until @workers.empty?
+            @hang_check.check_last unless @interrupted
             show_status(ended: true)
           ensure
+            @hang_check&.finish(remaining: false)
             previous.each { |signal, handler| trap(signal, handler) }
             @workers.signal("KILL") # only if an exception ends the campaign early
           end
@@ -135,10 +153,14 @@ module Ruzzy
       # handles those that ended and shows the status.
       def follow_workers
         @workers.follow(1) { |name, kind, title| announce(name, kind, title) }.each do |worker|
-          filed = file_artifacts(worker)
+          filed = @filing.file(worker, corpus: corpus_of(worker.output), timeout: worker_timeout) do |identity, new|
+            announce(identity.group, identity.kind, identity.title) if new
+            @hang_found ||= Findings.hang?(identity.kind)
+          end
           FileUtils.rm_rf(worker.artifacts)
           next_step(worker, filed)
         end
+        @hang_check.show
         @workers.signal("KILL") if @stop_at && now > @stop_at
         @corpus_clock.watch(@workers.corpus_dir)
         @corpus_clock.tick
@@ -196,8 +218,11 @@ module Ruzzy
       # not at its time: something is wrong with the harness (said here,
       # with what the worker printed last).
       def last_worker(status, output)
-        @display.news("ruzzy: a worker ended with status #{status} without a finding; it printed:\n" \
-                      "#{output.report.lines.last(40).join}")
+        internal = Findings::Identity.of_report(output.report)
+        internal = nil unless internal.kind == Findings::Identity::INTERNAL
+        @display.news("ruzzy: a worker ended #{internal ? "on #{internal.title}" : "with status #{status}"} " \
+                      "without a finding; it printed:\n#{output.report.lines.last(40).join}" \
+                      "#{ArtifactFiling.internal_error_note(log_path) if internal}")
         status
       end
 
@@ -225,37 +250,11 @@ module Ruzzy
         @display.news("  NEW  #{name} (#{kind}): #{title}")
       end
 
-      # Files the artifacts +worker+ left (the finding that ended it);
-      # returns how many.
-      def file_artifacts(worker)
-        artifacts = Dir.children(worker.artifacts).grep(ARTIFACT).sort
-        output = worker.output
-        report = output.report
-        identity = Findings::Identity.of_report(report)
-        artifacts.each do |name|
-          path = File.join(worker.artifacts, name)
-          input = File.binread(path)
-          outcome = @store.record(identity, input, filed_report(report, path, identity.group))
-          File.delete(path)
-          unless output.initialised?
-            # An input of the corpus that ends the worker while libFuzzer
-            # reads the corpus would end every worker: it moves into its group.
-            CorpusDirs.set_aside(corpus_of(output), input, File.join(@store.dir, identity.group)).each do |file|
-              @display.news("  moved #{ShownPath.of(file)} (it ends every worker) into #{identity.group}/")
-            end
-          end
-          announce(identity.group, identity.kind, identity.title) if outcome == :new
-          @hang_found ||= Findings.hang?(identity.kind)
-        end
-        artifacts.size
-      end
+      # The -timeout workers run with now.
+      def worker_timeout
+        return @args.timeout if @args.given?("timeout")
 
-      # The worker's +report+ of the artifact at +path+ as +group+'s: it
-      # names the group's input (the artifact is deleted once filed), with
-      # the commands that reproduce and minimise the group.
-      def filed_report(report, path, group)
-        @reproduction.filed_report(report, from: path, to: File.join(@store.dir, group, Findings::Store::INPUT),
-                                           minimise: Findings::Reproduction.minimise_line(@store.dir, group))
+        @hang_found ? REPEAT_TIMEOUT : @hang_seconds
       end
 
       def give_up(output)

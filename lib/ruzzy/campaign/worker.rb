@@ -36,12 +36,16 @@ module Ruzzy
 
       # Starts +command+ as worker +index+ of the campaign whose findings
       # directory is +findings+, writing into +log+; +artifacts+ must be
-      # the directory its -artifact_prefix names.
+      # the directory its -artifact_prefix names. The log shows the command
+      # without it: the directory is gone once the worker's artifacts are
+      # filed.
       def self.start(index, command, findings:, log:, artifacts:)
         FileUtils.mkdir_p(artifacts)
         io = IO.popen({ ENV_FINDINGS_DIR => findings }, command, err: %i[child out])
-        log.puts "==> worker #{index}: pid #{io.pid}: #{command.join(" ")}"
-        new(index, io, WorkerOutput.new(log), artifacts)
+        shown = command.reject { |word| word.start_with?("-artifact_prefix=") }
+        log.puts "==> worker #{index}: pid #{io.pid}: #{shown.join(" ")}"
+        output = WorkerOutput.new(log, artifacts:, slow_units: File.join(findings, SLOW_UNITS))
+        new(index, io, output, artifacts)
       end
 
       def initialize(index, io, output, artifacts)

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
+require "shellwords"
 require_relative "protocol"
+require_relative "../findings/kinds"
 
 module Ruzzy
   module Campaign
@@ -9,7 +11,17 @@ module Ruzzy
     # numbers of its engine's progress lines, and keeps the text printed
     # since the last of them, which is the report when the worker dies of a
     # finding.
+    #
+    # The worker's artifacts directory is deleted once the supervisor filed
+    # what it left there, so the log never names it: a slow input's file
+    # (kept in SLOW_UNITS) is named where it will be kept, and the lines
+    # from the first naming any other artifact (a finding's report at the
+    # worker's end) wait until the artifacts are filed (#release), to be
+    # written naming where each went.
     class WorkerOutput
+      # The prefix of the slow inputs' artifacts.
+      SLOW_UNIT = Findings::KINDS[:slow_unit].prefix
+
       # The engines' progress lines, with the executions so far, the
       # coverage (edge counters reached) and the corpus size they give.
       PROGRESS_LINES = [
@@ -43,12 +55,24 @@ module Ruzzy
       # The corpus directory a fuzz test's worker announced, or nil.
       attr_reader :corpus_dir
 
-      def initialize(log)
+      # +log+: the campaign log. +artifacts+: the worker's artifacts
+      # directory (its -artifact_prefix), +slow_units+ where the campaign
+      # keeps the slow inputs written there.
+      def initialize(log, artifacts: nil, slow_units: nil)
         @log = log
         @pending = +""
         @report = []
         @progress = nil
         @initialised = false
+        @artifacts = artifacts && WorkerOutput.named(artifacts, slow_units)
+        @held = nil
+      end
+
+      # [[+dir+/, +kept+/]] as a line may name them: as they are, and
+      # shell-escaped (in a command line).
+      def self.named(dir, kept)
+        escaped = [dir, kept].map { |path| path && Shellwords.escape(path) }
+        [[dir, kept], escaped].uniq.map { |pair| pair.map { |path| path && "#{path}/" } }
       end
 
       # Takes a chunk of output; yields [name, kind, title] for each new
@@ -77,10 +101,42 @@ module Ruzzy
         @initialised
       end
 
+      # Writes +text+ into the campaign log, after the lines held back if
+      # any (they name the worker's artifacts, see #release).
+      def log(text)
+        text = kept_slow_units(text)
+        if @held || @artifacts&.any? { |dir, _| text.include?(dir) }
+          (@held ||= +"") << text
+        else
+          @log.write(text)
+        end
+      end
+
+      # The worker's artifacts are filed: writes the lines held back into
+      # the log as the block rewrites them (naming where each artifact
+      # went), and rewrites the report the same way.
+      def release
+        @report = [yield(report)] unless @report.empty?
+        held = @held
+        @held = nil
+        @log.write(yield(held)) if held
+      end
+
       private
 
+      # +text+ naming the slow inputs in the worker's artifacts directory
+      # where the campaign keeps them (libFuzzer's own line too:
+      # `artifact_prefix='DIR/'; Test unit written to DIR/slow-unit-<sha1>`).
+      def kept_slow_units(text)
+        return text unless @artifacts&.any? { |dir, kept| kept && text.include?("#{dir}#{SLOW_UNIT}") }
+
+        dir, kept = @artifacts.first
+        text = text.gsub("artifact_prefix='#{dir}'") { "artifact_prefix='#{kept}'" }
+        @artifacts.reduce(text) { |result, (from, to)| result.gsub("#{from}#{SLOW_UNIT}") { "#{to}#{SLOW_UNIT}" } }
+      end
+
       def take(line)
-        @log.write(line)
+        log(line)
         @initialised ||= INITIALISED.match?(line)
         if (progress = parse_progress(line))
           @progress = progress

@@ -55,8 +55,8 @@ module Ruzzy
           worker.wait
           @executions += worker.executions
           remember(worker.output)
-          @log.puts "<== worker #{worker.index}: pid #{worker.pid} #{worker.ended} " \
-                    "after #{worker.executions} executions"
+          worker.output.log("<== worker #{worker.index}: pid #{worker.pid} #{worker.ended} " \
+                            "after #{worker.executions} executions\n")
           worker
         end
       end

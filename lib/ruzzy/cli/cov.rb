@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "json"
 require "open3"
 require "rbconfig"
 require "tmpdir"
@@ -21,7 +22,8 @@ module Ruzzy
   # of ruzzy's fuzzing hooks), in child processes: an input that kills the
   # process (a C extension crash) is reported and the replay goes on with
   # the next input in a new process. Writes an HTML report, lcov.info and a
-  # SimpleCov-compatible .resultset.json into DIR, and prints a summary.
+  # SimpleCov-compatible .resultset.json into DIR (and raised.txt, the
+  # inputs that raised and their exceptions), and prints a summary.
   module Cov
     USAGE = <<~TEXT.freeze
       Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]... [--all]
@@ -29,7 +31,9 @@ module Ruzzy
                        HARNESS.rb CORPUS_DIR_OR_FILE...
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
-      (default coverage-report/): index.html, lcov.info, .resultset.json.
+      (default coverage-report/): index.html, lcov.info, .resultset.json,
+      and raised.txt when inputs raised (each with its exception; the
+      summary names a few).
       The report shows your code: the files under the harness's directory,
       and the files of each library the harness requires directly (the
       whole gem, installed or not; for a library outside a gem directory,
@@ -56,8 +60,12 @@ module Ruzzy
     # extension will not load without one.
     SANITIZER_SYMBOL = /undefined symbol: (?:__asan_|__sancov_|__sanitizer_cov_|__ubsan_)\w*/
 
-    # The outcome of a replay.
+    # The outcome of a replay: +raised+ maps each input that raised to its
+    # Raised exception, +crashed+ lists [input, why] for each that killed
+    # the process.
     Replay = Struct.new(:inputs, :coverage, :first_hits, :raised, :crashed, keyword_init: true)
+    # The exception an input raised: its class's name and its message.
+    Raised = Struct.new(:class_name, :message)
 
     # The parent side: parses the command line, runs the children, writes.
     class Command
@@ -234,9 +242,9 @@ module Ruzzy
         lines = File.exist?(status) ? File.readlines(status, chomp: true) : []
         finished = []
         lines.grep(/\ADONE /).each do |line|
-          _, index, outcome, klass = line.split(" ", 4)
+          _, index, outcome, exception = line.split(" ", 4)
           finished << Integer(index)
-          replay.raised[replay.inputs[Integer(index)]] = klass if outcome == "raised"
+          replay.raised[replay.inputs[Integer(index)]] = Raised.new(*JSON.parse(exception)) if outcome == "raised"
         end
         merge(replay, Marshal.load(File.binread(dump))) if File.exist?(dump) # rubocop:disable Security/MarshalLoad -- our own child's dump
         finished & pending.map(&:first)

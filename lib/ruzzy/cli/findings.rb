@@ -7,7 +7,10 @@ require_relative "../exit_status"
 require_relative "../findings/store"
 require_relative "../findings/kinds"
 require_relative "../findings/reproduction"
+require_relative "../findings/minimiser"
 require_relative "../campaign/display"
+require_relative "../engine/libfuzzer_args"
+require_relative "../shown_duration"
 
 module Ruzzy
   module Findings
@@ -19,8 +22,10 @@ module Ruzzy
                ruzzy findings [DIR] show GROUP       the report and the commands that reproduce it
                ruzzy findings [DIR] replay [GROUP...]
                                                     run each group's input again (all by default)
-               ruzzy findings [DIR] minimise GROUP [-runs=N]
-                                                    shrink the group's input (libFuzzer's -minimize_crash)
+               ruzzy findings [DIR] minimise GROUP [-runs=N] [-max_total_time=N] [-seed=N]
+                                                    shrink the group's input to the smallest that
+                                                    fails the same way (rounds of libFuzzer's
+                                                    minimising step; others met are filed)
 
         DIR is a campaign's findings directory (default ruzzy-findings); GROUP is
         a group's name or the start of one. Inputs run as the campaign ran them:
@@ -29,8 +34,9 @@ module Ruzzy
         did not run (it could not load), so an input was not tried.
       TEXT
       VERBS = %w[list show replay minimise minimize].freeze
-      # -timeout for minimising a timeout: long enough to tell a hang from a
-      # slow input, short enough for the hundreds of runs minimising takes.
+      # -timeout for minimising a timeout when campaign.json records no hang
+      # threshold: long enough to tell a hang from a slow input, short
+      # enough for the hundreds of runs minimising takes.
       MINIMISE_TIMEOUT = 5
 
       def initialize(argv, out:, err:)
@@ -82,7 +88,7 @@ module Ruzzy
 
       def replay(groups)
         outcomes = groups.map do |group|
-          output, status = run_input(group.input_path, timeout_flag)
+          output, status = run_input(group.input_path, ["-timeout=#{hang_seconds}"])
           outcome, verdict = verdict(group, output, status)
           @out.puts format("%-10<outcome>s %-22<group>s %<verdict>s", outcome:, group: group.name, verdict:)
           outcome
@@ -99,12 +105,14 @@ module Ruzzy
       # The outcome (ok, FAILS, NOT RUN) and verdict of +group+'s input,
       # whose run printed +output+ and ended with +status+.
       def verdict(group, output, status)
-        return ["ok", "passes now"] if status.success?
+        return ["ok", passes(group, output)] if status.success?
         return ["NOT RUN", "the harness did not run (exit #{status.exitstatus}):\n#{indented(output)}"] \
           unless Reproduction.ran?(status)
 
         identity = Identity.of_report(output)
-        return %w[FAILS reproduced] if identity.group == group.name
+        if identity.group == group.name
+          return ["FAILS", Findings.hang?(group.kind) ? "hangs: #{hang_time(output)}" : "reproduced"]
+        end
 
         ["FAILS", "fails differently: #{identity.group} #{identity.title}#{excerpt(identity, output)}"]
       end
@@ -124,46 +132,68 @@ module Ruzzy
         output.lines.reject { |line| line.start_with?("INFO: ") }.first(8).map { |line| "    #{line}" }.join
       end
 
-      def minimise(group, flags)
-        flags = ["-runs=10000", *flags] unless flags.any? { |flag| flag.start_with?("-runs=") }
-        flags += ["-timeout=#{MINIMISE_TIMEOUT}"] if Findings.hang?(group.kind)
-        Dir.mktmpdir("ruzzy-minimise") do |tmp|
-          smaller = File.join(tmp, "minimised")
-          @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
-          output, status = run_input(group.input_path, ["-minimize_crash=1", "-exact_artifact_path=#{smaller}", *flags])
-          return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status, output)
-          return no_longer_fails(group) if Reproduction::NO_LONGER_FAILS.match?(output)
-          return minimise_failed(output) unless File.file?(smaller)
+      # Shrinks +group+'s input (Minimiser) once a run shows that it still
+      # fails the same way; +argv+: libFuzzer's flags (Minimiser.options).
+      def minimise(group, argv)
+        options = minimise_options(group, argv)
+        @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
+        output, status = run_input(group.input_path, options[:flags])
+        return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status, output)
 
-          keep_if_same(group, File.binread(smaller))
+        identity = !status.success? && Identity.of_report(output)
+        return nothing_to_minimise(group, identity) unless identity && identity.group == group.name
+
+        shown = []
+        outcome = Minimiser.new(store: @store, group:, reproduction:, **options).run do |other|
+          @out.puts "met another bug: #{other}" unless other.outcome == :repeat && shown.include?(other.identity.group)
+          shown << other.identity.group
         end
+        minimised(group, outcome)
       end
 
-      # Keeps +input+ as +group+'s input if it still fails the same way.
-      def keep_if_same(group, input)
-        output, status = Dir.mktmpdir("ruzzy-check") do |tmp|
-          File.binwrite(File.join(tmp, "input"), input)
-          output, status = run_input(File.join(tmp, "input"), [])
-          [reproduction.filed_report(output, from: File.join(tmp, "input"), to: group.input_path,
-                                             minimise: Reproduction.minimise_line(@store.dir, group.name)), status]
-        end
-        identity = Identity.of_report(output)
-        if !status.success? && identity.group == group.name && @store.offer_smaller(identity, input, output)
-          @out.puts "#{group.name}: #{group.bytes} -> #{input.bytesize} bytes (#{group.input_path})"
-        else
-          @out.puts "#{group.name}: kept the #{group.bytes}-byte input (nothing smaller fails the same way)"
-        end
+      # Minimiser.options of +argv+, minimise_timeout first (a -timeout in
+      # +argv+ comes later, and wins).
+      def minimise_options(group, argv)
+        options = Minimiser.options(argv)
+        options.merge(flags: ["-timeout=#{minimise_timeout(group)}", *options[:flags]])
+      rescue ArgumentError => e
+        raise CLI::UsageError, "ruzzy findings: minimise: #{e.message}"
+      end
+
+      # -timeout for minimising +group+: a hang's is the campaign's hang
+      # threshold (hang_seconds), or MINIMISE_TIMEOUT when campaign.json
+      # records none; any other group's is the threshold, as for replay.
+      def minimise_timeout(group)
+        Findings.hang?(group.kind) && !campaign["hang_seconds"] ? MINIMISE_TIMEOUT : hang_seconds
+      end
+
+      # Says how far +group+'s input shrank and why minimising stopped (or
+      # what failed).
+      def minimised(group, outcome)
+        now = @store.find(group.name)&.bytes || group.bytes
+        shrunk = "#{group.bytes} -> #{now} bytes (#{group.input_path})"
+        @out.puts "#{group.name}: #{now < group.bytes ? shrunk : "kept the #{now}-byte input"}"
+        return minimise_failed(outcome.failure) if outcome.failure
+
+        @out.puts "stopped: #{outcome.stop}"
         EXIT_OK
       end
 
-      def no_longer_fails(group)
-        @out.puts "#{group.name}: its input no longer fails (ruzzy findings #{Shellwords.escape(@store.dir)} " \
-                  "replay #{group.name} says how it runs now); nothing to minimise"
+      # +group+'s input passes now (+identity+ false) or fails as another
+      # group (+identity+).
+      def nothing_to_minimise(group, identity)
+        how = if identity then "now fails differently (#{identity.group} #{identity.title})"
+              else
+                "no longer fails (ruzzy findings #{Shellwords.escape(@store.dir)} replay #{group.name} " \
+                  "says how it runs now)"
+              end
+        @out.puts "#{group.name}: its input #{how}; nothing to minimise"
         EXIT_OK
       end
 
       def minimise_failed(output)
-        @err.puts "ruzzy findings: minimising produced no input; libFuzzer printed:\n#{output.lines.last(20).join}"
+        @err.puts "ruzzy findings: minimising stopped: a round failed without an input; it printed:\n" \
+                  "#{output.lines.last(20).join}"
         EXIT_HARNESS_ERROR
       end
 
@@ -179,9 +209,29 @@ module Ruzzy
         identity.kind == "crash" ? "\n#{output.lines.first(8).join}" : ""
       end
 
-      # The campaign's -timeout, if it had one.
-      def timeout_flag
-        campaign["timeout"] ? ["-timeout=#{campaign["timeout"]}"] : []
+      # The campaign's hang threshold in seconds: what a hang is when its
+      # inputs are replayed and minimised (campaign.json's "hang_seconds";
+      # of a campaign that did not record it, its -timeout or ruzzy's).
+      def hang_seconds
+        (campaign["hang_seconds"] || campaign["timeout"] || LibFuzzerArgs::RUZZY_DEFAULT_TIMEOUT).to_f.ceil.clamp(1..)
+      end
+
+      # "passes now", with how long the input ran now when the group was
+      # a hang (and how long it ran when it was filed, if measured).
+      def passes(group, output)
+        return "passes now" unless Findings.hang?(group.kind)
+
+        millis = output[/^Executed .* in (\d+) ms$/, 1]
+        now = millis ? "now #{ShownDuration.of(millis.to_i / 1000.0)}" : "passes now"
+        was = group.seconds ? "was over #{group.seconds} s" : "was a hang"
+        "#{now} (#{was}; the hang threshold is #{hang_seconds} s)"
+      end
+
+      # How long a hang's input ran before libFuzzer's alarm, against the
+      # threshold.
+      def hang_time(output)
+        alarm = output[/ALARM: working on the last Unit for (\d+) seconds/, 1]
+        "ran #{alarm ? "#{alarm} s" : "past the threshold"} (the hang threshold is #{hang_seconds} s)"
       end
 
       def reproduction
@@ -196,7 +246,18 @@ module Ruzzy
       def group!(name)
         raise CLI::UsageError, "ruzzy findings: name a group (ruzzy findings #{@store.dir} lists them)" unless name
 
-        @store.find(name) or raise CLI::UsageError, "ruzzy findings: no group #{name.inspect} in #{@store.dir}"
+        @store.find(name) or raise CLI::UsageError, no_group(name)
+      end
+
+      # Why +name+ names no group: no group's name starts with it, or
+      # several do (Store#find will not guess), listed as `list` shows
+      # them so that one can be named.
+      def no_group(name)
+        matches = @store.groups.select { |group| group.name.start_with?(name) }
+        return "ruzzy findings: no group #{name.inspect} in #{@store.dir}" if matches.size < 2
+
+        "ruzzy findings: #{matches.size} groups in #{@store.dir} start with #{name.inspect}; name one:\n" +
+          Campaign::Display.table(matches).join("\n")
       end
     end
   end

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "libfuzzer_args"
+
 # libFuzzer's argument list when Ruzzy.fuzz is given none. DEFAULT_ARGS is
 # read from ARGV and $PROGRAM_NAME when this file is loaded: it is loaded
 # with ruzzy.rb, which the `ruzzy` command requires only once it has set
@@ -16,15 +18,8 @@ module Ruzzy
   # those before are the harness's own.
   DEFAULT_ARGS = ([ARGV0] + (ARGV.include?("--") ? ARGV.drop(ARGV.index("--") + 1) : ARGV)).freeze
 
-  # Seconds an input may run before it is reported as a timeout
-  # (`timeout-<sha1>`), unless -timeout=N says otherwise. libFuzzer's own
-  # default, 1200, lets a hang stall a short run with nothing reported;
-  # 25 is what ClusterFuzz (OSS-Fuzz) gives libFuzzer targets, so a hang
-  # found here is one OSS-Fuzz reports too (docs/workflow.md).
-  DEFAULT_TIMEOUT = 25
-
   # Flags ruzzy adds to libFuzzer's argument list unless already given.
   # -print_funcs=0: every instrumented line is a "function" to libFuzzer,
   # whose NEW_FUNC lines would only repeat what -print_coverage shows.
-  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{DEFAULT_TIMEOUT}", "-print_funcs=0"].freeze
+  DEFAULT_FLAGS = ["-print_final_stats=1", "-timeout=#{LibFuzzerArgs::RUZZY_DEFAULT_TIMEOUT}", "-print_funcs=0"].freeze
 end

@@ -9,6 +9,14 @@ module Ruzzy
   class LibFuzzerArgs
     # libFuzzer's own -timeout when none is given.
     LIBFUZZER_DEFAULT_TIMEOUT = 1200
+    # Seconds an input may run before it is reported as a timeout
+    # (`timeout-<sha1>`), unless -timeout=N says otherwise: ruzzy gives it
+    # to libFuzzer (DEFAULT_FLAGS), and it is a campaign's hang threshold.
+    # libFuzzer's own default, 1200, lets a hang stall a short run with
+    # nothing reported; 25 is what ClusterFuzz (OSS-Fuzz) gives libFuzzer
+    # targets, so a hang found here is one OSS-Fuzz reports too
+    # (docs/workflow.md).
+    RUZZY_DEFAULT_TIMEOUT = 25
     # libFuzzer's own -rss_limit_mb when none is given.
     LIBFUZZER_DEFAULT_RSS_LIMIT_MB = 2048
 

@@ -86,7 +86,7 @@ module Ruzzy
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
       unless args.runs_children?
-        Campaign::HangWatch.start(args.timeout, findings: @findings, hang_token: Findings::Report.method(:hang_token))
+        Campaign::HangWatch.start(args.timeout, findings: @findings, hang_group: Findings::Report.method(:hang_group))
       end
       run_driver(target, args, mutator, crossover)
     end
@@ -230,13 +230,19 @@ module Ruzzy
     public
 
     # Under AddressSanitizer, clears the stack poisoning that Ruby's longjmp
-    # leaves behind whenever Ruby raises (see
-    # ext/ruzzy/src/findings/sanitizer_stack.rs). Fuzzing arranges it;
+    # leaves behind whenever Ruby raises, on a thread's stack or a fiber's,
+    # and what a fiber abandoned inside sanitized C frames leaves on the
+    # stack Ruby gives the next fiber (see
+    # ext/ruzzy/src/findings/sanitizer_stack.rs; the fuzzing callback
+    # clears what a `break` or `throw` leaves). Fuzzing arranges it;
     # `ruzzy cov`'s replay calls it too.
     def clear_stack_poisoning_on_raise
       return unless Ruzzy::Native._asan_present? && ENV.fetch(Settings::ASAN_RAISE_HOOK, "1") != "0"
 
       @raise_tracepoint ||= TracePoint.new(:raise) { Ruzzy::Native._clear_stack_poisoning }.tap(&:enable)
+      fiber_stack = RubyVM::DEFAULT_PARAMS.fetch(:fiber_machine_stack_size, 512 << 10)
+      @fiber_tracepoint ||= TracePoint.new(:fiber_switch) { Ruzzy::Native._clear_fiber_stack(fiber_stack) }
+                                      .tap(&:enable)
       warn "INFO: ruzzy: AddressSanitizer present: clearing stack poisoning when Ruby raises"
     end
 

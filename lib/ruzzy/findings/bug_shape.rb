@@ -1,15 +1,22 @@
 # frozen_string_literal: true
 
-require_relative "../error"
+require_relative "ruby_frames"
 
 module Ruzzy
   module Findings
     # What stays the same from one finding of a bug to the next, where the
     # innermost frames do not: the repeating frames of a runaway recursion
-    # (the overflow happens anywhere in the cycle) and the shape and place
-    # of a failed test assertion (its message quotes the values, which
-    # change with every input). Findings::Identity and Report.dedup_token
-    # build tokens from these.
+    # (the overflow happens anywhere in the cycle) and the call site and
+    # kind of a failed test assertion (its innermost frames are the test
+    # framework's, the same for every assertion, and its message quotes
+    # values that change with every input and that the framework prints in
+    # different forms: never part of its name). Findings::Identity and
+    # Report.dedup_token build tokens from these.
+    #
+    # Invariants: pure functions of their arguments and of which test
+    # frameworks are loaded; a failed assertion's name never depends on its
+    # message, and is the one name with a line number in it (the line is
+    # what tells two assertions of one method apart).
     module BugShape
       # Failed test assertions (Exceptions, not StandardErrors), by the name
       # of their class, which exists when the framework is loaded.
@@ -26,26 +33,19 @@ module Ruzzy
       # Frames that can hold such a cycle.
       CYCLE_SPAN = CYCLE_START + (CYCLE_FRAMES * CYCLE_REPEATS)
 
-      # The longest message shape kept.
-      SHAPE_LENGTH = 160
-
       module_function
 
       # The parts of +error+'s token after its class, from its +frames+
       # (the fuzz target's, innermost first) named by +name+ (file:method),
       # or nil for an ordinary exception (its innermost frames). A stack
       # overflow (SystemStackError) is named by the frames of its recursion;
-      # a failed test assertion by where it failed (the innermost frame
-      # outside the test framework) and its message's shape.
+      # a failed test assertion by its call site and kind (assertion_parts).
       def parts(error, frames, name)
         if error.is_a?(SystemStackError)
           repeating = cycle(frames.first(CYCLE_SPAN).map { |frame| name.call(frame) })
           return repeating if repeating
         end
-        return unless assertion?(error)
-
-        frame = assertion_frame(frames)
-        [*(frame && name.call(frame)), message_shape(Error.safe_message(error))]
+        assertion_parts(frames) if assertion?(error)
       end
 
       # The repeating frames at the top of +frames+ (innermost first), in a
@@ -77,39 +77,22 @@ module Ruzzy
         ASSERTIONS.any? { |name| Object.const_defined?(name) && error.is_a?(Object.const_get(name)) }
       end
 
-      # +message+ without the values it quotes, on one line: numbers as N,
-      # quoted strings as S, symbols as Y, nil/true/false as V, inspected
-      # objects (#<...>) as O, arrays as A and hashes as H (whatever they
-      # hold), a diff of expected and actual values (Minitest and Test::Unit
-      # print one) as D.
-      def message_shape(message)
-        shape = message.to_s.scrub.sub(/^(?:--- expected\n\+\+\+ actual|diff:)\n.*/m, "D")
-        shape = shape.gsub(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/m, "S")
-                     .gsub(/#<[^<>]*>/, "O")
-                     .gsub(/(?<![\w:]):(?:[A-Za-z_]\w*[?!=]?|S)/, "Y")
-                     .gsub(/(?<![\w.])[-+]?(?:0x\h+|\d[\d_]*(?:\.\d+)?(?:e[-+]?\d+)?)(?![\w.])/i, "N")
-                     .gsub(/\b(?:nil|true|false)\b/, "V")
-        shape = shape.gsub(/#<[^<>]*>/, "O") while shape.match?(/#<[^<>]*>/)
-        shape = collapse(shape)
-        shape = shape.gsub(/\s+/, " ").strip
-        shape.length > SHAPE_LENGTH ? shape[0, SHAPE_LENGTH] : shape
-      end
-
-      # Nested [...] and {...} as A and H, innermost first.
-      def collapse(shape)
-        loop do
-          collapsed = shape.gsub(/\[[^\[\]{}]*\]/, "A").gsub(/\{[^\[\]{}]*\}/, "H")
-          return collapsed if collapsed == shape
-
-          shape = collapsed
-        end
-      end
-
-      # Where an assertion failed: the innermost frame of +backtrace+
-      # (Ruby's "path:line:in 'label'" strings) outside the test frameworks.
-      def assertion_frame(backtrace)
+      # A failed assertion's call site and kind, from its +backtrace+
+      # (Ruby's "path:line:in 'label'" strings, innermost first): the
+      # innermost frame outside the test frameworks as file:line (the base
+      # name of its file), and the method of the outermost framework frame
+      # above it, the one that code called (assert_equal, refute_nil;
+      # RSpec's to, not_to), named the same on every Ruby version. Without
+      # a framework frame (an assertion raised by hand) the kind is left
+      # out; without a frame outside the frameworks the innermost stands in.
+      def assertion_parts(backtrace)
         framework = framework_dirs
-        backtrace.find { |frame| framework.none? { |dir| frame.start_with?(dir) } } || backtrace.first
+        index = backtrace.index { |frame| framework.none? { |dir| frame.start_with?(dir) } }
+        site = backtrace[index || 0] or return []
+        path, line = site.match(/\A(.*?):(\d+):in /)&.captures
+        called = backtrace[index - 1] if index&.positive?
+        label = called&.split(/:\d+:in /, 2)&.last
+        ["#{File.basename(path || site)}:#{line || 0}", *(RubyFrames.method_name(label) if label)]
       end
 
       # The directories of the loaded test frameworks' assertion code.

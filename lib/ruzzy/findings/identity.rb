@@ -8,15 +8,21 @@ require_relative "kinds"
 
 module Ruzzy
   module Findings
-    # A finding's kind, token and title.
-    Identity = Struct.new(:kind, :token, :title)
+    # A finding's kind, token and title, and where a Ruby exception (a bug
+    # detector's too) was raised in the user's code (file:line; nil for
+    # other kinds, which name their frames in their title). The site tells
+    # apart groups whose titles read the same (Campaign::Display.table); it
+    # is not part of the token (lines move with every edit), except in a
+    # failed assertion's, which names its call site (BugShape).
+    Identity = Struct.new(:kind, :token, :title, :site)
 
     # What makes two findings the same bug: the kind of report and the
     # innermost frames of the code that failed, without line numbers (which
-    # move with every edit). Read from a report as ruzzy, libFuzzer and the
-    # sanitizers print it, so a finding that ended the process (a sanitizer
-    # report, a segfault, a timeout, running out of memory) is grouped like
-    # a Ruby exception that did not.
+    # move with every edit; a failed test assertion alone is named by its
+    # call site's line, see BugShape). Read from a report as ruzzy,
+    # libFuzzer and the sanitizers print it, so a finding that ended the
+    # process (a sanitizer report, a segfault, a timeout, running out of
+    # memory) is grouped like a Ruby exception that did not.
     class Identity
       # The group's directory name: the kind and a hash of the token.
       def group
@@ -26,16 +32,32 @@ module Ruzzy
       # Frames that make up a token.
       FRAMES = 3
 
+      # Kinds whose native stack is the one a signal interrupted, printed
+      # by a sanitizer preload with its DEDUP_TOKEN (token_frames).
+      INTERRUPTED_STACK_KINDS = [KINDS[:timeout].group, KINDS[:crash].group].freeze
+
       # Frames of the sanitizer runtimes, libFuzzer and libc's entry points:
       # never the code that has the bug.
       RUNTIME_FRAME = /\A(?:_*(?:asan|ubsan|lsan|sanitizer|interceptor|interceptor_trampoline)_|
                           __libc_|fuzzer::|(?:_start|main|malloc|calloc|realloc|free)\z)/x
+
+      # The kind of a failure of ruzzy itself or of a sanitizer runtime, not
+      # of the fuzz target: a sanitizer's own check failing (AddressSanitizer
+      # describing stack memory whose frame is long gone: "CHECK failed:
+      # asan_thread.cpp:370"), a sanitizer report that failed while it was
+      # printed ("nested bug"), a panic in ruzzy's native code. Titled by
+      # that line; it names no frames of the target's.
+      INTERNAL = "internal"
 
       # Report kinds, recognised by their headline, with the kind's name and
       # a title prefix; the first that matches wins. Those of the kinds
       # saved as artifacts (a deadly signal, a timeout...) come from KINDS,
       # titled by the reporter's name unless it is libFuzzer.
       HEADLINES = [
+        # ruzzy's or a sanitizer runtime's own failure (INTERNAL_ERRORS).
+        [/\b(\w*Sanitizer: CHECK failed: \S+ ".*?")(?: \(0x\h+, 0x\h+\))?(?: \(tid=\d+\))?$/, INTERNAL, nil],
+        [/\b(\w*Sanitizer: nested bug in the same thread)/, INTERNAL, nil],
+        [/==ruzzy== ERROR: (internal error in ruzzy's native code) \(a Rust panic/, INTERNAL, "ruzzy"],
         [/ERROR: ruzzy: bug detector (\S+) fired/, "detector", nil],
         [/ERROR: ruzzy: uncaught Ruby exception/, "exception", nil],
         [/ERROR: ruzzy: the fuzz target left with a non-local exit/, "exception", nil],
@@ -57,9 +79,11 @@ module Ruzzy
         return Identity.new("crash", "crash", "the process ended without a report") unless kind
 
         rest = text[at..]
+        return internal_error(detail, prefix, rest) if kind == INTERNAL
         return ruby_exception(kind, rest) if %w[exception detector].include?(kind)
 
         frames = native_frames(rest, kind == "ubsan" ? text : nil)
+        frames = token_frames(frames, rest) if INTERRUPTED_STACK_KINDS.include?(kind)
         frames = native_frames(ruby_backtrace(text), nil) if frames.empty?
         cycle = BugShape.cycle(frames.first(BugShape::CYCLE_SPAN)) if detail == "stack-overflow"
         what = kind == "ubsan" ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
@@ -75,6 +99,26 @@ module Ruzzy
         Identity.new(kind, [kind, what, *frames].join("--"), title)
       end
 
+      # The frames of +frames+ (native, "name@file") that the stack's own
+      # DEDUP_TOKEN line in +text+ names, when a sanitizer preload printed
+      # one after the native stack of the frame a signal interrupted (a
+      # hang or a crash in C code): the preload leaves the runtime out of it
+      # by address (libc, the interpreter, ruzzy's extension), which a
+      # frame's printed name and file cannot tell (libc's clock_gettime,
+      # built with debug information, reads like the extension's code). So
+      # a loop interrupted now in libc, now in its own code, is one group,
+      # named by one rule here and in the token. +frames+ as they are when
+      # there is no such token (a Ruby frames' token names "method@file").
+      def self.token_frames(frames, text)
+        token = text[/^DEDUP_TOKEN: (.+)$/, 1]
+        return frames if token.nil? || token.include?("@")
+
+        names = token.split("--")
+        named = frames.select { |frame| names.include?(frame.sub(/@[^@]*\z/, "")) }
+        named.empty? ? frames : named
+      end
+      private_class_method :token_frames
+
       # The kind, headline detail, title prefix and offset of the first
       # headline in +text+.
       def self.headline(text)
@@ -85,14 +129,43 @@ module Ruzzy
       end
       private_class_method :headline
 
+      # The identity of an internal error whose headline (in +text+) says
+      # +detail+: the line itself, and where a panic was.
+      def self.internal_error(detail, prefix, text)
+        title = [prefix, detail].compact.join(": ")
+        panic_at = text[/\A.*?a Rust panic at (\S+:\d+)/, 1] if prefix
+        title += " (a Rust panic at #{panic_at})" if panic_at
+        Identity.new(INTERNAL, "#{INTERNAL}--#{title}", title)
+      end
+      private_class_method :internal_error
+
       # A Ruby exception's identity from ruzzy's own report (its
       # DEDUP_TOKEN line), with "Class: message" as the title.
       def self.ruby_exception(kind, text)
         token = text[/^DEDUP_TOKEN: (.+)$/, 1] || "unknown"
         message = text.lines[1].to_s.strip
-        Identity.new(kind, "#{kind}--#{token}", message.empty? ? token : truncate(message))
+        Identity.new(kind, "#{kind}--#{token}", message.empty? ? token : truncate(message), raising_site(text, token))
       end
       private_class_method :ruby_exception
+
+      # Where the exception of ruzzy's report +text+ (with the DEDUP_TOKEN
+      # +token+) was raised, as file:line (the base name of the file), or
+      # nil: its first "    from path:line:in ..." frame that is neither
+      # ruzzy's own nor Ruby's (<internal:...>). A failed assertion raises
+      # inside its test framework: its site is the call site its token
+      # names (BugShape), found where the framework was loaded; the process
+      # reading the report (a supervisor, `ruzzy findings minimise`) may
+      # not have it loaded to tell its frames from the user's.
+      def self.raising_site(text, token)
+        error_class, call_site = token.split("--")
+        return call_site if BugShape::ASSERTIONS.include?(error_class) && call_site&.match?(/:\d+\z/)
+
+        path, line = text.scan(/^    from (.+?):(\d+):in /).find do |file, _|
+          !file.start_with?(OWN_FILES, "<internal:")
+        end
+        "#{File.basename(path)}:#{line}" if path
+      end
+      private_class_method :raising_site
 
       # The frames of the first stack trace in +text+ that make identities
       # ("name@file"), innermost first.

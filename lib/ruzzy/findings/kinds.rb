@@ -30,7 +30,7 @@ module Ruzzy
     #
     # Defined in Ruby, not in the native extension, because the campaign
     # supervisor and `ruzzy findings` read them without the extension loaded
-    # (the supervisor's ARTIFACT pattern, Identity's headlines). The native
+    # (ArtifactFiling's ARTIFACT pattern, Identity's headlines). The native
     # code reads this table when it loads (ext/ruzzy/src/finding_kind.rs:
     # one Rust enum variant per kind, its prefix, headline and exit status
     # copied once for its signal handlers), and `require "ruzzy"` fails if a

@@ -54,16 +54,24 @@ module Ruzzy
         nil
       end
 
-      # A campaign's hang watch stopped a hang in Ruby code: reported in
-      # libFuzzer's words with the frames the hang stayed in (those of its
-      # loop, see Campaign::HangTrace), so that it is one group with the
-      # hangs libFuzzer's timeout ends, then the frames where it was stopped.
-      # Later hangs are given less time.
+      # A campaign's hang watch stopped a hang in Ruby code. It ran for less
+      # than the campaign's hang threshold, so it is a suspect, not a
+      # finding (Findings::Suspects): the supervisor runs it alone with the
+      # threshold, and files it only if it runs over. Its group (named by the
+      # frames the hang stayed in, those of its loop, see
+      # Campaign::HangTrace, as libFuzzer's timeout names it) is a hang's
+      # until then: later inputs in that loop are stopped sooner. Its report
+      # is printed with the first suspect of its group this worker keeps.
       def record_hang(error, input)
         text = hang_report(error.seconds, error.loop_frames, error.backtrace || [], known: error.known)
-        identity = Identity.of_report(text)
-        Campaign::HangWatch.learn([identity.token])
-        record(Ruzzy.session.findings, text, input, identity)
+        group = Identity.of_report(text).group
+        Campaign::HangWatch.learn([group])
+        if Ruzzy.session.findings.suspects.offer(group, input, error.seconds)
+          $stderr.write(text, "==ruzzy== suspected hang #{group} (#{input.bytesize} bytes): " \
+                              "it is filed only if it runs over the hang threshold alone\n")
+          $stderr.flush
+        end
+        nil
       end
 
       # The report of a hang stopped in Ruby code after +seconds+, which
@@ -75,10 +83,10 @@ module Ruzzy
         text << hang_frames(loop_frames, stopped_at)
       end
 
-      # The token (Identity) of the group a hang that stayed in +loop_frames+
-      # is filed in.
-      def hang_token(loop_frames)
-        Identity.of_report(hang_report(0, loop_frames, loop_frames)).token
+      # The group (Identity#group) a hang that stayed in +loop_frames+ is
+      # filed in.
+      def hang_group(loop_frames)
+        Identity.of_report(hang_report(0, loop_frames, loop_frames)).group
       end
 
       # Writes a campaign's unwritten counts (the process is ending).
@@ -99,6 +107,12 @@ module Ruzzy
         frames = hang_frames(Campaign::HangWatch.loop_frames, caller)
         "#{frames}DEDUP_TOKEN: #{Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
       end
+
+      # Asked at Ruby's safe point after libFuzzer's alarm, before the
+      # timeout is reported: whether the hang's frames can be named
+      # (Campaign::HangWatch.ready_to_name?); the report waits for the next
+      # alarm when not.
+      def hang_followed? = Campaign::HangWatch.ready_to_name?
 
       # Frames of where a hang was stopped that its report shows.
       STOPPED_FRAMES = 6
@@ -184,7 +198,8 @@ module Ruzzy
       # Identifies a finding across runs and inputs: the exception class and
       # its innermost frames as file:method, without line numbers (which move
       # with every edit) or Ruby's "block in" decorations; a stack overflow
-      # and a failed test assertion by what BugShape.parts says.
+      # and a failed test assertion (by its call site's line and its kind,
+      # never its message) by what BugShape.parts says.
       def dedup_token(error)
         frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
         parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||

@@ -4,6 +4,7 @@ require "open3"
 require "shellwords"
 require_relative "../exit_status"
 require_relative "kinds"
+require_relative "store"
 require_relative "../settings"
 require_relative "../campaign/protocol"
 require_relative "../error"
@@ -83,18 +84,35 @@ module Ruzzy
       # Runs the command with +args+ (libFuzzer's flags and the input) in
       # the recorded directory and environment, as a plain run (not a
       # campaign's worker); returns its output (standard error and output)
-      # and its Process::Status. Raises ReproductionError when the
+      # and its Process::Status. With +limit+ (seconds), a run still going
+      # then is killed (a harness that hangs before its first input, which
+      # no -timeout ends). The block, if given, gets the process's pid
+      # first (to kill it sooner). Raises ReproductionError when the
       # directory or the command is gone (the commands report it as a
       # usage error).
-      def run(*args)
+      def run(*args, limit: nil)
         unless File.directory?(directory)
           raise ReproductionError, "the campaign ran in #{directory}, which no longer exists " \
                                    "(campaign.json's \"directory\" says where to run the harness)"
         end
 
-        Open3.capture2e(environment.merge(Campaign::ENV_FINDINGS_DIR => nil), *command, *args, chdir: directory)
+        env = environment.merge(Campaign::ENV_FINDINGS_DIR => nil)
+        Open3.popen2e(env, *command, *args, chdir: directory) do |stdin, output, process|
+          stdin.close
+          yield process.pid if block_given?
+          reader = Thread.new { output.read }
+          Reproduction.kill(process.pid) unless process.join(limit)
+          [reader.value, process.value]
+        end
       rescue SystemCallError => e
         raise ReproductionError, "the campaign's command cannot run: #{e.message} (#{command.first})"
+      end
+
+      # Ends the run of pid +pid+ (#run's), if it still runs.
+      def self.kill(pid)
+        Process.kill("KILL", pid)
+      rescue SystemCallError
+        nil
       end
 
       # The command with +args+ as one shell line: `cd DIR && env NAME=VALUE
@@ -109,11 +127,21 @@ module Ruzzy
       end
 
       # +report+, printed by a run on the input file +from+, as the report
-      # of a group whose input is now +to+: the file named as +to+, and the
-      # Reproduce and Minimise lines the group's (+minimise+ the command
+      # filed with +group+ of the findings directory +dir+ (#filed_report).
+      def filed_in(report, from:, dir:, group:)
+        filed_report(report, from:, to: File.join(dir, group, Store::INPUT),
+                             minimise: Reproduction.minimise_line(dir, group))
+      end
+
+      # +report+, printed by a run on the input file +from+, as the report
+      # of a group whose input is now +to+: the file named as +to+, libFuzzer's
+      # `artifact_prefix='DIR/'` naming +to+'s directory when it named
+      # +from+'s (a worker's artifacts directory, deleted once filed), and
+      # the Reproduce and Minimise lines the group's (+minimise+ the command
       # that minimises the group).
       def filed_report(report, from:, to:, minimise:)
         report.gsub(from) { to }.gsub(Shellwords.escape(from)) { to }
+              .gsub("artifact_prefix='#{File.dirname(from)}/'") { "artifact_prefix='#{File.dirname(to)}/'" }
               .gsub(/^==ruzzy== Reproduce: .*$/) { "==ruzzy== Reproduce: #{shell_line(to)}" }
               .gsub(/^==ruzzy== Minimise: .*$/) { "==ruzzy== Minimise:  #{minimise}" }
       end

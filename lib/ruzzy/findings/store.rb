@@ -5,6 +5,7 @@ require "fileutils"
 require "digest/sha1"
 require_relative "identity"
 require_relative "kinds"
+require_relative "suspects"
 
 module Ruzzy
   module Findings
@@ -40,10 +41,16 @@ module Ruzzy
       INPUT = "input"
       REPORT = "report.txt"
       LOCK = ".lock"
+      # Where a new group is written before it is renamed into place.
+      STAGING = ".new-group"
 
       # A group as read from disk.
-      Group = Struct.new(:name, :kind, :token, :title, :findings, :bytes, :first_seen, :last_seen, :dir,
-                         keyword_init: true) do
+      # +seconds+: how long a hang's input ran alone (nil: not a hang, or
+      # filed before that was measured).
+      # +site+: where the exception of the input's finding was raised
+      # (Identity#site; nil: another kind, or filed before sites were kept).
+      Group = Struct.new(:name, :kind, :token, :title, :site, :findings, :bytes, :first_seen, :last_seen, :dir,
+                         :seconds, keyword_init: true) do
         def input_path
           File.join(dir, INPUT)
         end
@@ -67,8 +74,10 @@ module Ruzzy
 
       # Records one finding of +identity+ with +input+ and its +report+;
       # returns :new (the first of its group, in any process), :smaller (a
-      # smaller input replaced the group's) or :repeat.
-      def record(identity, input, report)
+      # smaller input replaced the group's) or :repeat. +seconds+: how long
+      # the input ran alone (a hang's: Campaign::HangCheck measured it),
+      # kept with the input it belongs to.
+      def record(identity, input, report, seconds: nil)
         name = identity.group
         known = @bytes[name]
         if known && input.bytesize >= known
@@ -88,7 +97,12 @@ module Ruzzy
           group.findings += 1 + @unflushed.delete(name).to_i
           group.last_seen = now
           @due.delete(name)
-          outcome == :repeat ? write_group(group) : replace_input(group, identity, input, report)
+          if outcome == :repeat
+            write_group(group)
+          else
+            group.seconds = seconds
+            replace_input(group, identity, input, report)
+          end
           @bytes[name] = group.bytes
           outcome
         end
@@ -125,17 +139,24 @@ module Ruzzy
         Dir.children(@dir).sort.filter_map { |name| load_group(name) }.sort_by { |group| [-group.findings, group.name] }
       end
 
-      # The tokens of the hangs on file, read from their groups only (the
-      # watch of every campaign worker asks every few seconds).
-      def hang_tokens
+      # The names of the hangs' groups: those on file and those suspected
+      # (Suspects), read from directory names only (the watch of every
+      # campaign worker asks every few seconds).
+      def hang_groups
         return [] unless File.directory?(@dir)
 
         prefix = "#{KINDS[:timeout].group}-"
-        Dir.children(@dir).filter_map do |name|
-          group = name.start_with?(prefix) && load_group(name)
-          group.token if group && Findings.hang?(group.kind)
-        end
+        on_file = Dir.children(@dir).select { |name| name.start_with?(prefix) }
+        on_file.select { |name| File.file?(File.join(@dir, name, GROUP)) } | suspects.groups
       end
+
+      # The inputs stopped as hangs that wait for a check (Suspects).
+      def suspects
+        @suspects ||= Suspects.new(@dir)
+      end
+
+      # The group named exactly +name+, or nil.
+      def named(name) = load_group(name)
 
       # The group named +name+ (or the one name starts with), or nil.
       def find(name)
@@ -166,7 +187,8 @@ module Ruzzy
 
       def new_group(identity)
         Group.new(name: identity.group, kind: identity.kind, token: identity.token, title: identity.title,
-                  findings: 0, bytes: nil, first_seen: now, last_seen: now, dir: File.join(@dir, identity.group))
+                  site: identity.site, findings: 0, bytes: nil, first_seen: now, last_seen: now,
+                  dir: File.join(@dir, identity.group))
       end
 
       def load_group(name)
@@ -179,14 +201,30 @@ module Ruzzy
         nil
       end
 
-      # Makes +input+, its +report+ and the title of its +identity+ the
-      # group's, and writes the group (under the lock).
+      # Makes +input+, its +report+ and the title and site of its
+      # +identity+ the group's, and writes the group (under the lock).
       def replace_input(group, identity, input, report)
         group.bytes = input.bytesize
         group.title = identity.title
+        group.site = identity.site
+        return write_new_group(group, input, report) unless File.directory?(group.dir)
+
         write(File.join(group.dir, INPUT), input)
         write(File.join(group.dir, REPORT), report)
         write_group(group)
+      end
+
+      # Writes a new group whole, then renames it into place (under the
+      # lock): a process that dies while it records (a worker whose own
+      # report of the finding fails) leaves no group directory without its
+      # group.json, beside the others, only a STAGING one, which is no group.
+      def write_new_group(group, input, report)
+        staged = group.dup.tap { |copy| copy.dir = File.join(@dir, STAGING, group.name) }
+        FileUtils.rm_rf(staged.dir)
+        write(File.join(staged.dir, INPUT), input)
+        write(File.join(staged.dir, REPORT), report)
+        write_group(staged)
+        File.rename(staged.dir, group.dir)
       end
 
       # Writes +name+'s unwritten count once it is due.

@@ -102,7 +102,7 @@ module Ruzzy
 
       # Shrinks, prints and saves the arguments of the first finding of each
       # bug (its DEDUP_TOKEN: the exception class and innermost frames, a
-      # failed assertion's place and message shape): a campaign that goes on
+      # failed assertion's call site and kind): a campaign that goes on
       # after a finding (`ruzzy --keep-going`, `ruzzy ci`) meets the same bug
       # again and again. Shrinking keeps to the same bug, so one violation
       # is never shrunk into another.

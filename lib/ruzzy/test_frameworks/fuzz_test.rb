@@ -2,6 +2,7 @@
 
 require "fileutils"
 require_relative "../campaign/protocol"
+require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
 require_relative "../gen"
 require_relative "typed_fuzz_test"
@@ -18,7 +19,8 @@ module Ruzzy
   #   crash files included, is one test example; no libFuzzer.
   # fuzz (`ruzzy run-test FILE NAME`):: the block is fuzzed with coverage;
   #   new corpus entries and crash files are written into the directory, so
-  #   the next ordinary run replays them.
+  #   the next ordinary run replays them. Given input files, it runs them
+  #   and writes nothing there.
   # list (`ruzzy ci`):: the test file only announces its fuzz tests.
   # convert (`ruzzy convert FILE NAME INPUT...`):: a typed test's inputs
   #   are turned from bytes into regression files and back.
@@ -141,10 +143,22 @@ module Ruzzy
 
     # libFuzzer's arguments for fuzzing +definition+ with the command
     # line's +given+ ones: artifacts named by +artifact_prefix+, and the
-    # corpus directory unless input files are given (a finding replayed).
+    # corpus directory. A run of input files (a finding replayed, or
+    # minimised) gets neither: it must never write into the corpus, where
+    # libFuzzer would put -minimize_crash's smaller inputs and the ordinary
+    # test run would replay each; they go where -artifact_prefix says, "./"
+    # by default, as for any harness.
     def fuzz_args(definition, given, artifact_prefix)
-      replaying = given.any? { |word| !word.start_with?("-") && File.file?(word) }
-      [$PROGRAM_NAME, "-artifact_prefix=#{artifact_prefix}", *given, *(replaying ? [] : [definition.corpus])]
+      return [$PROGRAM_NAME, *given] if replaying?(given)
+
+      [$PROGRAM_NAME, "-artifact_prefix=#{artifact_prefix}", *given, definition.corpus]
+    end
+
+    # Whether the command line's +given+ words name input files to run
+    # (every word that is not a flag is a file), as libFuzzer then runs
+    # them instead of fuzzing.
+    def replaying?(given)
+      LibFuzzerArgs.new([$PROGRAM_NAME, *given]).replay_files.any?
     end
 
     # Prints "FUZZ_TEST<TAB>name<TAB>file<TAB>typed|bytes" for `ruzzy ci`

@@ -21,7 +21,9 @@ module Ruzzy
         arguments = definition.arguments
         given = Ruzzy::DEFAULT_ARGS.drop(1).map { |word| as_input(arguments, word) }
         block = definition.block
-        saver = ->(text) { save(definition, text) }
+        # A replay of input files prints a finding's shrunk arguments but
+        # saves nothing: it runs the inputs, never adds to the corpus.
+        saver = FuzzTest.replaying?(given) ? nil : ->(text) { save(definition, text) }
         target = Gen::TypedTarget.typed(block, arguments, Ruzzy.session, on_finding: saver) do |values|
           receiver.instance_exec(*values, &block)
           nil

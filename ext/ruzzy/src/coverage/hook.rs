@@ -13,6 +13,7 @@
 //! `location`, `locator`, `sancov_8bit`).
 
 use crate::coverage::iseq_cache::IseqInfo;
+use crate::coverage::lines_reached::LinesReached;
 use crate::coverage::location::{self, Site};
 use crate::coverage::locator::{self, Locator};
 use crate::coverage::path_registry::{PathId, PathRegistry};
@@ -21,6 +22,7 @@ use crate::process::libfuzzer;
 use crate::rb::{self, value::Frame};
 use magnus::{rb_sys::AsRawValue, Error, RArray, RHash, Ruby, Value};
 use rb_sys::{rb_trace_arg_t, VALUE};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -38,6 +40,8 @@ const THREAD_BEGIN: u32 = 0x0400;
 pub struct Coverage {
     pub map: EdgeMap,
     pub locator: &'static Locator,
+    /// The lines the inputs ran, apart from the counters their methods share.
+    pub lines: LinesReached,
     /// Started without a size: the map is fitted to the code.
     fitted: bool,
     registered: AtomicBool,
@@ -65,6 +69,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     };
     let coverage = Coverage {
         map: EdgeMap::new(map_size.unwrap_or(sancov_8bit::MAX_FITTED_SIZE)),
+        lines: LinesReached::new(locator.paths.capacity()),
         locator,
         fitted: map_size.is_none(),
         registered: AtomicBool::new(false),
@@ -98,14 +103,16 @@ pub fn fit(units: Option<usize>) -> Option<usize> {
 }
 
 /// Registers the counters in use with libFuzzer, once, before the driver
-/// starts; the map's size is fixed from then on. Returns whether coverage
-/// is running (there is a map).
+/// starts; the map's size is fixed from then on, and the lines the inputs
+/// run count from then on. Returns whether coverage is running (there is a
+/// map).
 pub fn register() -> bool {
     let Some(coverage) = get() else {
         return false;
     };
     if !coverage.registered.swap(true, Ordering::SeqCst) {
         coverage.map.register_with(libfuzzer::get());
+        coverage.lines.start();
     }
     true
 }
@@ -174,26 +181,26 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
 }
 
 /// `Ruzzy::Native._reached`: `{path => [lines, counters]}`, for each
-/// instrumented file the distinct lines and the edge counters its code has
-/// reached so far (each counter counted in the file that first reached it),
-/// for a campaign's status line. Not a hot path: it walks the map.
+/// instrumented file the distinct lines the inputs ran ([`LinesReached`])
+/// and the edge counters its code has reached so far (each counter counted
+/// in the file that first reached it), for a campaign's status line. Not a
+/// hot path: it walks the map.
 pub fn reached(ruby: &Ruby) -> Result<RHash, Error> {
     let hash = ruby.hash_new();
     let Some(coverage) = get() else {
         return Ok(hash);
     };
-    let mut hits: Vec<(u32, u32)> = (0..coverage.map.len())
-        .filter_map(|i| coverage.map.first_hit(i))
-        .map(|(path, line)| (path.index(), line))
+    let mut files: BTreeMap<u32, (u32, usize)> = coverage
+        .lines
+        .files()
+        .map(|(path, lines)| (path.index(), (lines, 0)))
         .collect();
-    hits.sort_unstable();
-    for file in hits.chunk_by(|a, b| a.0 == b.0) {
-        let lines = 1 + file
-            .windows(2)
-            .filter(|pair| pair[0].1 != pair[1].1)
-            .count();
-        let name = coverage.locator.paths.name(PathId::from_index(file[0].0));
-        hash.aset(ruby.str_from_slice(name), (lines, file.len()))?;
+    for (path, _) in (0..coverage.map.len()).filter_map(|i| coverage.map.first_hit(i)) {
+        files.entry(path.index()).or_default().1 += 1;
+    }
+    for (index, (lines, counters)) in files {
+        let name = coverage.locator.paths.name(PathId::from_index(index));
+        hash.aset(ruby.str_from_slice(name), (lines, counters))?;
     }
     Ok(hash)
 }
@@ -311,13 +318,14 @@ unsafe extern "C" fn on_thread_begin(_data: VALUE, _arg: *mut rb_trace_arg_t) {
 /// first depends on the order inputs run in, so a per-line counter would
 /// belong to that input forever (libFuzzer could never replace it with an
 /// input that does the same and more), and `-merge` would find different
-/// features in the same inputs depending on their order.
+/// features in the same inputs depending on their order. While fuzzing,
+/// the line is also one the inputs ran ([`LinesReached`]).
 unsafe extern "C" fn on_line_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
     unsafe {
         location::with_site(arg, |site| {
-            record(coverage, &site, arg, |map, iseq, _| {
+            record(coverage, &site, arg, true, |map, iseq, _| {
                 map.touch(iseq_location(iseq))
             })
         })
@@ -331,7 +339,7 @@ unsafe extern "C" fn on_branch_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
     unsafe {
         location::with_site(arg, |site| {
-            record(coverage, &site, arg, |map, iseq, site| {
+            record(coverage, &site, arg, false, |map, iseq, site| {
                 map.touch(iseq_location(iseq));
                 map.hit(locator::location(iseq, site))
             })
@@ -349,7 +357,8 @@ fn iseq_location(iseq: &IseqInfo) -> u64 {
 /// instruction.
 const ISEQ_SALT: u64 = 0x2545_f491_4f6c_dd1d;
 
-/// Counts `site` with `count`.
+/// Counts `site` with `count`; a `line_event` (one per line and process)
+/// counts its line as run by the inputs while fuzzing.
 ///
 /// # Safety
 /// Inside the hook that produced `site` from `arg`.
@@ -358,6 +367,7 @@ unsafe fn record(
     coverage: &Coverage,
     site: &Site,
     arg: *mut rb_trace_arg_t,
+    line_event: bool,
     count: impl Fn(&EdgeMap, &IseqInfo, &Site) -> (usize, bool),
 ) {
     // SAFETY: by the caller's contract, inside an event hook, which runs no Ruby code.
@@ -369,15 +379,26 @@ unsafe fn record(
         return;
     }
     let (index, first) = count(&coverage.map, &iseq, site);
-    if first {
-        // SAFETY: as above; lineno is computed only on a counter's first hit.
-        unsafe { remember(coverage, index, iseq.path, arg) };
+    if first || (line_event && coverage.lines.counting()) {
+        // SAFETY: as above; lineno is computed only on a counter's first
+        // hit and on a line's one event while fuzzing.
+        unsafe { remember(coverage, first.then_some(index), iseq.path, arg) };
     }
 }
 
+/// Remembers the line of the event `arg`: where counter `index` (if any)
+/// was first reached, and as a line the inputs ran.
 #[cold]
-unsafe fn remember(coverage: &Coverage, index: usize, path: PathId, arg: *mut rb_trace_arg_t) {
+unsafe fn remember(
+    coverage: &Coverage,
+    index: Option<usize>,
+    path: PathId,
+    arg: *mut rb_trace_arg_t,
+) {
     // SAFETY: by the caller's contract, the live trace argument of this hook call.
     let line = unsafe { rb::trace_line(arg) };
-    coverage.map.remember(index, path, line);
+    if let Some(index) = index {
+        coverage.map.remember(index, path, line);
+    }
+    coverage.lines.add(path, line);
 }

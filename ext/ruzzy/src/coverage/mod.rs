@@ -1,8 +1,9 @@
 //! Coverage: the interpreter's line and branch events, located
 //! ([`locator`] over [`location`], [`iseq_cache`] and [`path_registry`]) and
 //! counted as edges in libFuzzer's 8-bit counters ([`sancov_8bit`]) by the
-//! event [`hook`]. [`layout_probe`] lets the tests check what the locator
-//! reads from the interpreter.
+//! event [`hook`], which also keeps the lines the inputs ran
+//! ([`lines_reached`]). [`layout_probe`] lets the tests check what the
+//! locator reads from the interpreter.
 //!
 //! Uses the interpreter ([`crate::rb`]) and the process's libFuzzer, with
 //! which the map is registered, and what the target is doing
@@ -14,6 +15,7 @@
 pub mod hook;
 pub mod iseq_cache;
 pub mod layout_probe;
+pub mod lines_reached;
 pub mod location;
 pub mod locator;
 pub mod path_registry;

@@ -117,6 +117,11 @@ impl PathRegistry {
         (PathId(index as u32), included)
     }
 
+    /// How many paths it can remember (every `PathId` index is below it).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Whether `path` is instrumented under the include/exclude rules.
     pub fn decide(&self, path: &[u8]) -> bool {
         decide(&self.includes, &self.excludes, path)

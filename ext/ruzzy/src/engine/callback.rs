@@ -6,8 +6,9 @@
 //! judges the outcome: a finding a bug detector held during the input wins
 //! over what the target returned or raised; a normal return is timed
 //! against the others ([`crate::findings::slow_inputs`]) and mapped to
-//! libFuzzer's return codes. Nothing else is allocated on this path and no
-//! lock is taken.
+//! libFuzzer's return codes. An input rejected (-1) leaves nothing new for
+//! the engine to keep ([`crate::engine::rejection`]). Nothing else is
+//! allocated on this path and no lock is taken.
 //!
 //! Invariants:
 //! - a Ruby exception never unwinds through libFuzzer: it is caught here and
@@ -19,6 +20,7 @@
 //!   `GC.compact` never moves it) before the first call.
 
 use crate::engine::lifecycle::{self, InputOutcome};
+use crate::engine::rejection;
 use crate::findings::report;
 use crate::findings::slow_inputs;
 use crate::rb;
@@ -81,6 +83,16 @@ pub fn install_target(target: VALUE, ignoring: bool) {
 
 /// The callback handed to `LLVMFuzzerRunDriver`.
 pub unsafe extern "C" fn test_one_input(data: *const u8, size: usize) -> c_int {
+    // SAFETY: libFuzzer's input, valid for `size` bytes during this call.
+    match unsafe { judge_input(data, size) } {
+        0 => 0,
+        _ => rejection::forget_input(),
+    }
+}
+
+/// Runs the target on one input and judges the outcome: 0 to keep it if it
+/// found something new, -1 to reject it.
+unsafe fn judge_input(data: *const u8, size: usize) -> c_int {
     let mut outcome = InputOutcome::default();
     lifecycle::before_input(data, size);
     let ran = run_target(data, size);

@@ -10,18 +10,24 @@
 //! 2. [`run_limits`]: counts the input, and ends the run at `-runs` or
 //!    `-max_total_time` for an engine that does not (LibAFL);
 //! 3. [`blind_map`]: hits the blind map's one counter, when it is in use;
+//! 4. [`stack_depth`]: remembers where a preloaded libFuzzer set the lowest
+//!    stack (a rejected input's depth is put back there);
 //!
 //! then before every run of the target on it (a slow input runs twice:
 //! [`before_rerun`] starts the second run with these only):
-//! 4. [`hook`]: forgets the previous location and counts the call itself;
-//! 5. [`numbers`]: forgets the previous run's conversions;
-//! 6. [`target_state`]: the input and its start, for signal handlers and
+//! 5. [`hook`]: forgets the previous location and counts the call itself;
+//! 6. [`numbers`]: forgets the previous run's conversions;
+//! 7. [`target_state`]: the input and its start, for signal handlers and
 //!    the hang watch (last, so its clock times the target alone).
 //!
 //! After every run of the target ([`after_input`]), filling [`InputOutcome`]:
 //! 1. [`target_state`]: the target left; how long it ran (first, so its
 //!    clock stops as the target returns);
-//! 2. [`held_findings`]: takes the finding a bug detector held (a ReDoS,
+//! 2. [`sanitizer_stack`]: unpoisons the dead stack below, down past the
+//!    deepest point the run reached ([`stack_depth`]), before any other
+//!    code uses it (a `break` out of sanitizer-instrumented C frames leaves
+//!    their redzones poisoned there);
+//! 3. [`held_findings`]: takes the finding a bug detector held (a ReDoS,
 //!    a pattern error, a refused connection), and clears what they hold.
 //!
 //! What the outcome then means (a held finding first, then an exception or
@@ -33,8 +39,9 @@
 
 use crate::coverage::hook;
 use crate::detectors::held_findings;
-use crate::engine::{blind_map, run_limits, signals};
+use crate::engine::{blind_map, run_limits, signals, stack_depth};
 use crate::feedback::numbers;
+use crate::findings::sanitizer_stack;
 use crate::process::target_state;
 use rb_sys::VALUE;
 
@@ -55,6 +62,7 @@ pub fn before_input(data: *const u8, size: usize) {
     signals::before_input();
     run_limits::before_input();
     blind_map::before_input();
+    stack_depth::before_input();
     before_rerun(data, size);
 }
 
@@ -72,5 +80,6 @@ pub fn before_rerun(data: *const u8, size: usize) {
 #[inline(always)]
 pub fn after_input(outcome: &mut InputOutcome) {
     outcome.elapsed_ns = target_state::after_input();
+    sanitizer_stack::clear_below(stack_depth::deepest());
     outcome.held_finding = held_findings::after_input();
 }

@@ -3,7 +3,9 @@
 //! ([`driver`]), and the per-input callback it calls ([`callback`]) with
 //! what each subsystem does before and after an input ([`lifecycle`]), the
 //! run limits, memory limit and blind coverage map an engine without them
-//! needs ([`run_limits`], [`memory_watch`], [`blind_map`]), with what keeps
+//! needs ([`run_limits`], [`memory_watch`], [`blind_map`]), what keeps an
+//! input rejected out of the corpus under a libFuzzer that ignores -1
+//! ([`rejection`], with [`module_counters`] and [`stack_depth`]), with what keeps
 //! libFuzzer's crash and timeout handling working inside Ruby
 //! ([`signals`]), and the preload's gate for hooks that only feed the value
 //! profile ([`value_profile_gate`]).
@@ -19,6 +21,9 @@ pub mod callback;
 pub mod driver;
 pub mod lifecycle;
 pub mod memory_watch;
+pub mod module_counters;
+pub mod rejection;
 pub mod run_limits;
 pub mod signals;
+pub mod stack_depth;
 pub mod value_profile_gate;

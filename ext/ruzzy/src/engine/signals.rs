@@ -348,6 +348,12 @@ fn finish_timeout() {
         arm_timeout_timer();
         return;
     }
+    if !crate::findings::crash_frames::hang_followed() {
+        // The hang watch had not followed this input: it does from now
+        // on, and the next alarm reports the hang, named by its loop.
+        arm_timeout_timer();
+        return;
+    }
     target_state::mark_reporting_timeout();
     if target_state::claim_report() {
         ruby_backtrace::print_exact(TIMEOUT_HEADLINE);

@@ -24,7 +24,7 @@
 use crate::findings::ruby_backtrace::{self, BACKTRACE_HEADLINE};
 use crate::findings::RUBY_REPORT;
 use crate::process::output::write_stderr;
-use crate::rb::{self, dl, value::Frame};
+use crate::rb::{self, dl, value::Frame, value::QFALSE};
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -69,6 +69,16 @@ pub fn keep_current() {
         // GVL; no Ruby code runs while the String is read.
         keep_string(unsafe { &Frame::enter() }, frames);
     }
+}
+
+/// Whether the running target's hang can be named now (a timeout, at
+/// Ruby's safe point: Ruby code may run there):
+/// `Ruzzy::Findings::Report.hang_followed?` says no, once per input, when
+/// the hang watch had not followed the input (its thread got no turn: a C
+/// call holding Ruby's lock, a busy machine); it follows it from then on,
+/// and the report waits for the next alarm. Yes when asking fails.
+pub fn hang_followed() -> bool {
+    rb::protect(|ruby| ruby.call_class_method(RUBY_REPORT, "hang_followed?", &[])) != Ok(QFALSE)
 }
 
 /// Keeps the frames in the Ruby String `frames` (anything else keeps none).

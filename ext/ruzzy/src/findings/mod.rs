@@ -5,7 +5,7 @@
 //! rest; [`crash_frames`], [`ruby_backtrace`] and [`symbolize`] give
 //! libFuzzer's crash, timeout and coverage printouts their Ruby frames;
 //! [`sanitizer_stack`] keeps AddressSanitizer's view of the stack true
-//! across Ruby exceptions.
+//! across Ruby's non-local exits (exceptions, `break`, `throw`) and fibers.
 //!
 //! Uses [`crate::rb`], the process's state and signal-safe output
 //! ([`crate::process`]), and the coverage map (to describe ruzzy's PCs).

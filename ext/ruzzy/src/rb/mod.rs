@@ -359,3 +359,17 @@ pub fn method_is_builtin(class: VALUE, name: &std::ffi::CStr) -> bool {
     // SAFETY: a live class and an interned name; no Ruby code runs.
     unsafe { rb_sys::rb_method_basic_definition_p(class, intern(name)) != 0 }
 }
+
+/// The top (highest address) of the machine stack the current fiber runs
+/// on, as Ruby knows it (`ruby_stack_length`, public API): the thread's own
+/// stack for its first fiber, the stack Ruby allocated for any other. It
+/// grows down from there to the caller. Called on a Ruby thread holding
+/// the GVL (any of them); runs no Ruby code and allocates nothing.
+pub fn machine_stack_top() -> usize {
+    let mut end: *mut VALUE = std::ptr::null_mut();
+    // SAFETY: writes the current end of this fiber's machine stack into
+    // `end` and returns the stack's length in VALUEs (for a stack growing
+    // down, the top is that many VALUEs above the end).
+    let length = unsafe { rb_sys::ruby_stack_length(&mut end) } as usize;
+    (end as usize).saturating_add(length.saturating_mul(std::mem::size_of::<VALUE>()))
+}

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "coverage"
+require "json"
 require "rbconfig"
 require_relative "../../own_files"
 require_relative "../../user_code"
@@ -14,8 +15,12 @@ module Ruzzy
     # the given inputs through it. After each input it records, in files the
     # parent reads even if this process dies, what happened and the coverage
     # so far (only of paths the filter keeps) with the first input that
-    # reached each line.
+    # reached each line. An input that raises is recorded with its
+    # exception's class and message (`DONE INDEX raised ["Class", "message"]`).
     class Replayer
+      # The longest message recorded for an input that raised.
+      MESSAGE_LIMIT = 1000
+
       # The paths a replay reports: those the include and exclude patterns
       # of +spec+ let fuzzing instrument (the native coverage's own rules),
       # never ruzzy's own files; unless +spec+ says "all", only the user's
@@ -70,7 +75,17 @@ module Ruzzy
       rescue Exception => e # rubocop:disable Lint/RescueException -- every failure of the target is recorded
         raise if e.is_a?(Interrupt)
 
-        capture.expected.include?(e) ? "ok" : "raised #{e.class}"
+        capture.expected.include?(e) ? "ok" : "raised #{JSON.generate([e.class.to_s, message_of(e)])}"
+      end
+
+      # +error+'s message as valid UTF-8 (an input's raw bytes may be in
+      # it), at most MESSAGE_LIMIT characters; what its class says when the
+      # message cannot be had.
+      def message_of(error)
+        message = error.message.to_s.dup.force_encoding(Encoding::UTF_8).scrub
+        message.size > MESSAGE_LIMIT ? "#{message[0, MESSAGE_LIMIT]}..." : message
+      rescue StandardError => e
+        "(its #message raised #{e.class})"
       end
 
       def dump(index)

@@ -9,9 +9,19 @@ module Ruzzy
   module Cov
     # Writes what a replay covered: index.html (per-file totals, then each
     # file's source with covered and uncovered lines and branch arms, and the
-    # corpus file that first reached each line), lcov.info, and a
-    # SimpleCov-compatible .resultset.json; and a one-screen summary.
+    # corpus file that first reached each line), lcov.info, a
+    # SimpleCov-compatible .resultset.json, and RAISED (every input that
+    # raised, with its exception); and a one-screen summary, which names a
+    # few of the inputs that raised.
     class Report
+      # The file of the inputs that raised, a line each: `PATH: Class: message`
+      # (the message's newlines written as \n).
+      RAISED = "raised.txt"
+      # How many different exceptions the summary shows an input of.
+      RAISED_SHOWN = 3
+      # The longest message the summary shows.
+      SHOWN_MESSAGE = 160
+
       # Adds the counts of +result+ (one file of Coverage.result) to +target+.
       def self.add_counts(target, result)
         (result[:lines] || []).each_with_index do |count, line|
@@ -52,6 +62,8 @@ module Ruzzy
         File.write(File.join(dir, "lcov.info"), lcov)
         File.write(File.join(dir, ".resultset.json"), JSON.pretty_generate(simplecov))
         File.write(File.join(dir, "index.html"), html)
+        raised = File.join(dir, RAISED)
+        @replay.raised.empty? ? FileUtils.rm_f(raised) : File.write(raised, raised_list)
       end
 
       def summary(dir)
@@ -65,7 +77,33 @@ module Ruzzy
                 "branches #{taken}/#{arms} (#{percent(taken, arms)})\n"
         @sections.each { |section| text << "ruzzy cov: #{section.summary}\n" }
         @replay.crashed.each { |path, why| text << "  crashed the process: #{path}: #{why.lines.first&.strip}\n" }
+        text << raised_summary(dir)
         text << "ruzzy cov: report in #{File.join(dir, "index.html")}, lcov.info and .resultset.json"
+      end
+
+      # The summary's lines about the inputs that raised: one input of each
+      # of the first RAISED_SHOWN exceptions (class and message), how many
+      # more raised, and where they all are.
+      def raised_summary(dir)
+        return "" if @replay.raised.empty?
+
+        alike = @replay.raised.group_by { |_, raised| raised }.values
+        named = alike.first(RAISED_SHOWN)
+        text = +""
+        named.each do |(path, raised), *others|
+          more = others.empty? ? "" : " (and #{others.size} more input#{"s" unless others.size == 1} like it)"
+          text << "  raised: #{shown(path)}: #{raised.class_name}: #{shown_message(raised.message)}#{more}\n"
+        end
+        rest = @replay.raised.size - named.sum(&:size)
+        text << "  ... and #{rest} more input#{"s" unless rest == 1} that raised\n" if rest.positive?
+        text << "ruzzy cov: every input that raised, with its exception: #{File.join(dir, RAISED)}\n"
+      end
+
+      # Every input that raised, a line each (RAISED).
+      def raised_list
+        @replay.raised.map do |path, raised|
+          "#{shown(path)}: #{raised.class_name}: #{raised.message.gsub("\n", "\\n")}\n"
+        end.join
       end
 
       # Which files the report shows, when that is not what was asked for
@@ -120,6 +158,7 @@ module Ruzzy
           <h1>ruzzy coverage</h1>
           <p id="summary">#{CGI.escapeHTML(summary_line)}</p>
           #{crashed_html}
+          #{raised_html}
           #{@sections.map { |section| section.html(method(:shown)) }.join("\n")}
           <h2>Ruby files</h2>
           <table class="files" id="files"><tr><th>file</th><th>lines</th><th>covered</th><th>%</th><th>branches</th><th>taken</th><th>%</th></tr>
@@ -141,6 +180,21 @@ module Ruzzy
 
         items = @replay.crashed.map { |path, why| "<li>#{CGI.escapeHTML(shown(path))}: #{CGI.escapeHTML(why)}</li>" }
         "<h2>Inputs that crashed the process</h2><ul id=\"crashed\">#{items.join}</ul>"
+      end
+
+      def raised_html
+        return "" if @replay.raised.empty?
+
+        items = @replay.raised.map do |path, raised|
+          "<li>#{CGI.escapeHTML("#{shown(path)}: #{raised.class_name}: #{raised.message}")}</li>"
+        end
+        "<h2>Inputs that raised</h2><ul id=\"raised\">#{items.join}</ul>"
+      end
+
+      # The first line of +message+, cut at SHOWN_MESSAGE characters.
+      def shown_message(message)
+        line = message.lines.first.to_s.chomp
+        line.size > SHOWN_MESSAGE ? "#{line[0, SHOWN_MESSAGE]}..." : line
       end
 
       def file_row(total, index)
