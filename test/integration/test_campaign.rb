@@ -440,7 +440,7 @@ class TestCampaign < Minitest::Test
         CHECKS = Checks.new
 
         Ruzzy.fuzz(lambda { |text|
-          CHECKS.assert_equal(text[0, 5], text)
+          CHECKS.assert_equal(text[0, 10], text)
           CHECKS.assert_equal(text.delete("B"), text)
         }, Ruzzy::Gen.string(max_length: 16))
       RUBY
@@ -448,11 +448,11 @@ class TestCampaign < Minitest::Test
       assert_exit 77, result
       groups = list_groups(dir).sort_by { |group| group[:token] }
       harness = File.readlines(File.join(dir, "harness.rb"))
-      sites = ["text[0, 5]", 'text.delete("B")'].map { |code| harness.index { |line| line.include?(code) } + 1 }
+      sites = ["text[0, 10]", 'text.delete("B")'].map { |code| harness.index { |line| line.include?(code) } + 1 }
       assert_equal sites.map { |line| "exception--Minitest::Assertion--harness.rb:#{line}--assert_equal" },
                    groups.map { |group| group[:token] }, result.stderr
       groups.each do |group|
-        assert_operator group[:findings], :>=, 3, "found again with other values"
+        assert_operator group[:findings], :>=, 2, "found again with other values"
         report = File.read(File.join(dir, "ruzzy-findings", group[:name], "report.txt"))
         assert_includes report, group[:title].delete_suffix("..."), "the title is that of the kept input's finding"
       end
