@@ -52,6 +52,7 @@
 //! no lock, runs no Ruby code.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The entry points of the AddressSanitizer runtime loaded in the process.
@@ -150,6 +151,17 @@ fn stack_address() -> usize {
     std::ptr::from_ref(std::hint::black_box(&marker)) as usize
 }
 
+/// An address on the fuzzing thread's own stack (the callback's frame, as
+/// [`clear_below`] last saw it; 0 before the first input).
+static FUZZING_STACK: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether `address` is on the fuzzing thread's own stack (believed so
+/// before the first input), not on a fiber's stack elsewhere in memory.
+fn on_thread_stack(address: usize) -> bool {
+    let anchor = FUZZING_STACK.load(Ordering::Relaxed);
+    anchor == 0 || address.abs_diff(anchor) <= MAX_STACK
+}
+
 /// `Ruzzy::Native._asan_present?`: whether AddressSanitizer is in the process.
 pub fn asan_present() -> bool {
     asan().is_some()
@@ -163,17 +175,23 @@ pub fn clear_stack_poisoning() {
     let here = stack_address();
     let bottom = here.saturating_sub(BELOW_RAISE) & !(PAGE - 1);
     let top = crate::rb::machine_stack_top();
+    let on_thread_stack = on_thread_stack(here);
     if top > here && top - here <= MAX_STACK {
         asan.unpoison(bottom, top);
     } else {
         // Ruby's idea of the stack is not believable: AddressSanitizer's
-        // own clearing, after the window below that its functions use.
+        // own clearing, after the window below that its functions use;
+        // on a fiber's stack (Ruby 3.3 gave the thread's top there), which
+        // AddressSanitizer refuses to clear (and warns of false reports),
+        // the window below only.
         asan.unpoison(bottom, here);
-        // SAFETY: __asan_handle_no_return(void), of the loaded runtime.
-        unsafe { (asan.handle_no_return)() };
+        if on_thread_stack {
+            // SAFETY: __asan_handle_no_return(void), of the loaded runtime.
+            unsafe { (asan.handle_no_return)() };
+        }
         return;
     }
-    if asan.fake_stack_in_use() {
+    if on_thread_stack && asan.fake_stack_in_use() {
         // SAFETY: as above; it also releases the fake frames jumped over.
         unsafe { (asan.handle_no_return)() };
     }
@@ -205,6 +223,7 @@ pub fn clear_fiber_stack(size: usize) {
 pub fn clear_below(deepest: Option<usize>) {
     let Some(asan) = asan() else { return };
     let here = stack_address();
+    FUZZING_STACK.store(here, Ordering::Relaxed);
     let deepest = deepest
         .filter(|&deepest| deepest < here && here - deepest <= MAX_DEPTH)
         .map_or(here, |deepest| deepest.saturating_sub(BELOW_DEEPEST));
