@@ -248,8 +248,11 @@ class TestSanitizers < Minitest::Test
       RUBY
       result = ruzzy("--sanitizer=address", "harness.rb", "-seed=1", "-runs=#{runs(3000)}", chdir: dir)
       assert_exit 0, result
+      # No false report. (AddressSanitizer may still warn that it ignores
+      # its own clearing on the fiber's stack: on Ruby 3.3 it is called by
+      # AddressSanitizer's longjmp interceptor, when Ruby's raise uses an
+      # intercepted longjmp, not by ruzzy.)
       refute_match(/AddressSanitizer: CHECK failed|AddressSanitizer: nested bug|ERROR: AddressSanitizer/, result.stderr)
-      refute_match(/ASan is ignoring requested __asan_handle_no_return/, result.stderr)
       assert_match(/Done #{runs(3000)} runs/, result.stderr)
     end
   end
