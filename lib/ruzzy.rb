@@ -19,6 +19,7 @@ require_relative "ruzzy/guidance"
 require_relative "ruzzy/gen"
 require_relative "ruzzy/gen/typed_target"
 require_relative "ruzzy/engine/session"
+require_relative "ruzzy/web"
 require "pathname"
 
 # A coverage-guided fuzzer for Ruby code and Ruby C extensions, driven by
@@ -100,6 +101,26 @@ module Ruzzy
            mutator: nil, crossover: nil, literal_dict: session.literal_dict, detectors: session.detectors)
     target, args = Gen::TypedTarget.for_fuzz(test_one_input, arguments, args, session)
     session.fuzz(target, args, compare_hooks:, ignore:, mutator:, crossover:, literal_dict:, detectors:)
+  end
+
+  # Fuzzes the Rack app +app+ (a Rails or Sinatra app, anything with
+  # #call(env)) in this process, one request per input (docs/web-apps.md).
+  # Each input decodes into a Ruzzy::Web::Request to one of +routes+ ("VERB
+  # /path/:param" Strings; by default the routes Rails and Sinatra declare)
+  # or to any path. A response is a finding when its status is in
+  # +statuses+ (an exception escaping the app counts as the status its
+  # framework answers it with), or when +oracle+ (called with the request
+  # and a Ruzzy::Web::Response) returns true; bug detectors report as in
+  # Ruzzy.fuzz. When Active Record is connected, each request runs in a
+  # transaction rolled back afterwards. The other keywords are Ruzzy.fuzz's.
+  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, args: nil, **options)
+    target = Web::RackTarget.new(app, statuses:, oracle:)
+    changes = Web.test_mode!
+    requests = Gen.request(routes:)
+    requests.app_expression = Web.app_expression(app)
+    warn Web.info(requests.routes, changes)
+    session.input_description = ->(input) { requests.request_text(input) }
+    fuzz(target.method(:call), requests, args:, **options)
   end
 
   # libFuzzer's own mutation of +data+ (at most +max_size+ bytes), for use

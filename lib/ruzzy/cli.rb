@@ -33,6 +33,7 @@ module Ruzzy
              ruzzy [OPTIONS] dummy [LIBFUZZER_FLAGS]
              ruzzy [OPTIONS] run-test TEST_FILE NAME [LIBFUZZER_FLAGS]
              ruzzy [OPTIONS] convert TEST_FILE NAME INPUT... [--out=DIR]
+             ruzzy [OPTIONS] rack APP [LIBFUZZER_FLAGS] [CORPUS_DIR | INPUT_FILE]...
              ruzzy ci [--seconds=N] [PATH...]
              ruzzy oss-fuzz-build HARNESS.rb... [--out=DIR] [-I DIR]... [--sanitizer=NAME]
              ruzzy build-ext GEM_OR_DIR [--install-dir=DIR] [--sanitizer=NAME] [-O LEVEL]
@@ -47,7 +48,10 @@ module Ruzzy
       into its corpus directory; `ruzzy ci` fuzzes all of them (ruzzy ci --help).
       `ruzzy convert` turns inputs of a typed fuzz test from bytes into
       `ruzzy fuzz v1` files and back, written into --out (default: the
-      test's corpus directory).
+      test's corpus directory). `ruzzy rack` fuzzes a web application in
+      process, one request per input: APP is a config.ru, a Rails
+      application's root directory or a Ruby file defining a Rack app
+      (docs/web-apps.md).
 
       Options (before HARNESS.rb):
         --engine=NAME      libfuzzer (default) or libafl: LibAFL's
@@ -96,6 +100,10 @@ module Ruzzy
     TEXT
 
     include FuzzTestCommands
+
+    # The commands that load a harness of their own, by word.
+    HARNESS_COMMANDS = { "dummy" => :run_dummy, "run-test" => :run_test, "convert" => :run_convert,
+                         "rack" => :run_rack }.freeze
     include Preloads
 
     # +program+ is the path of the `ruzzy` executable, used to re-execute
@@ -126,11 +134,8 @@ module Ruzzy
       @sanitizer ||= "address" if subcommand?(harness, "dummy")
       preload_engine if @engine
       preload_sanitizer if @sanitizer
-      return run_dummy(harness_args) if subcommand?(harness, "dummy")
-      return run_test(harness_args) if subcommand?(harness, "run-test")
-      return run_convert(harness_args) if subcommand?(harness, "convert")
-
-      run_harness(harness, harness_args)
+      command = HARNESS_COMMANDS.find { |word, _| subcommand?(harness, word) }&.last
+      command ? send(command, harness_args) : run_harness(harness, harness_args)
     rescue UsageError, Ruzzy::Error => e
       @err.puts "ruzzy: #{e.message}"
       @err.puts "Run `ruzzy --help` for usage."
@@ -208,13 +213,7 @@ module Ruzzy
     # the same options (see Campaign::Supervisor).
     def run_campaign(harness, harness_args)
       before_harness = @original_argv.first(@original_argv.size - harness_args.size - 1)
-      target = [harness]
-      if subcommand?(harness, "run-test")
-        target += harness_args.shift(2).map { |word| File.exist?(word) ? File.expand_path(word) : word }
-      end
-      raise UsageError, "--keep-going fuzzes a harness, not #{harness}" if subcommand?(harness, "dummy")
-      raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
-
+      target = campaign_target(harness, harness_args)
       Campaign::Supervisor.new(dir: @findings_dir, options: worker_options(before_harness), target:,
                                args: harness_args, program: @program, out: @err, workers: @workers,
                                ruby_options: Relaunch.interpreter_options(@program, @original_argv)).run
@@ -233,18 +232,20 @@ module Ruzzy
       EXIT_OK
     end
 
-    def run_harness(harness, harness_args)
+    # Loads the harness +harness+ (or, for `ruzzy rack`, the Rack app
+    # +app+) as the main program with +harness_args+ as ARGV.
+    def run_harness(harness, harness_args, app: nil)
       path = File.expand_path(harness)
-      raise UsageError, "no such harness file: #{harness}" unless File.file?(path)
+      raise UsageError, "no such harness file: #{harness}" unless app || File.file?(path)
 
       $PROGRAM_NAME = harness
       ARGV.replace(harness_args)
       require "ruzzy"
       @session.each { |setting, value| Ruzzy.session.public_send(:"#{setting}=", value) }
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
-      UserCode.watch(path, include: @coverage[:include])
+      UserCode.watch(app ? Web::AppLoader.root_file(app) : path, include: @coverage[:include], libraries: !app)
       begin
-        load path
+        app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app)) : load(path)
       rescue SystemExit
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- report anything the harness raises

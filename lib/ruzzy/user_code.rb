@@ -34,15 +34,17 @@ module Ruzzy
     module_function
 
     # Starts watching the harness at +harness+ (a path) load: from now on,
-    # the libraries it requires directly are yours, as are the paths the
+    # the libraries it requires directly are yours (unless +libraries+ is
+    # false: a web app's are its framework's), as are the paths the
     # +include+ patterns (--include) name.
-    def watch(harness, include: [])
+    def watch(harness, include: [], libraries: true)
       @harness_dir = "#{File.dirname(File.expand_path(harness))}/"
       @include = include.dup.freeze
       @roots = []
       @cache = {}
       @requires ||= TracePoint.new(:script_compiled) { |point| required(point) }
-      @requires.enable unless @requires.enabled?
+      @requires.enable if libraries && !@requires.enabled?
+      @requires.disable if !libraries && @requires.enabled?
     end
 
     # Whether +path+ (a source path as coverage reports it) is the user's

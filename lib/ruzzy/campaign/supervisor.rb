@@ -286,7 +286,7 @@ module Ruzzy
       # campaign's own (a fuzz test brings its own).
       def corpus_dirs_or_own
         given = CorpusDirs.given(@args.to_a.drop(1))
-        return given unless given.empty? && @target.size == 1
+        return given unless given.empty? && (@target.size == 1 || @target.first == "rack")
 
         [File.join(@store.dir, "corpus")].tap { |own| FileUtils.mkdir_p(own) }
       end

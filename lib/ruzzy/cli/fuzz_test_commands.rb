@@ -5,11 +5,41 @@ require_relative "../test_frameworks/fuzz_test"
 
 module Ruzzy
   class CLI
-    # The commands that drive one fuzz_test of a Minitest or RSpec file:
-    # each selects the test through the environment (Ruzzy::FuzzTest reads
-    # it while the file loads) and loads the file as a harness.
+    # The commands that load a harness other than a file given: those that
+    # drive one fuzz_test of a Minitest or RSpec file (each selects the
+    # test through the environment, which Ruzzy::FuzzTest reads while the
+    # file loads, and loads the file as a harness), and `ruzzy rack`.
     module FuzzTestCommands
       private
+
+      # What a campaign's workers run for +harness+: the harness's path, or
+      # a command's word and what it names (taken from +harness_args+).
+      def campaign_target(harness, harness_args)
+        raise UsageError, "--keep-going fuzzes a harness, not #{harness}" if subcommand?(harness, "dummy")
+        return ["rack", File.expand_path(rack_app(harness_args.shift))] if subcommand?(harness, "rack")
+
+        target = [harness]
+        if subcommand?(harness, "run-test")
+          target += harness_args.shift(2).map { |word| File.exist?(word) ? File.expand_path(word) : word }
+        end
+        raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
+
+        target
+      end
+
+      # `ruzzy rack APP [LIBFUZZER_FLAGS]`: fuzzes the Rack app APP.
+      def run_rack(args)
+        app, *flags = args
+        run_harness("rack", flags, app: File.expand_path(rack_app(app)))
+      end
+
+      # +app+ (ruzzy rack's APP), checked.
+      def rack_app(app)
+        raise UsageError, "rack needs an app: a config.ru, a Rails root directory or a Ruby file" unless app
+        raise UsageError, "no such app: #{app}" unless File.exist?(app)
+
+        app
+      end
 
       # `ruzzy run-test TEST_FILE NAME [LIBFUZZER_FLAGS]`: fuzzes the test.
       def run_test(args)

@@ -35,6 +35,7 @@ module Ruzzy
 
         text = describe_exception(error)
         text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
+        text << describe_input(input) if input
         store = Ruzzy.session.findings
         return record(store, text, input) if store && input
 
@@ -183,6 +184,14 @@ module Ruzzy
           RubyFrames.target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
         end
         text
+      end
+
+      # What the session's input_description says of +input+, or "";
+      # never raises.
+      def describe_input(input)
+        Ruzzy.session.input_description&.call(input).to_s
+      rescue StandardError => e
+        "ruzzy: could not describe the input: #{e.class}: #{e.message}\n"
       end
 
       # What kind of finding +error+ is.

@@ -37,6 +37,8 @@ module Ruzzy
       def read(reader, budget) = @gens.map { |gen| gen.read(reader, budget) }
       def write(tree, writer, budget) = @gens.each_with_index { |gen, index| gen.write(tree[index], writer, budget) }
       def describe(schema) = schema.node(:sequence, *@gens.map { |gen| schema.id(gen) })
+      def value(tree) = @gens.each_with_index.map { |gen, index| gen.value(tree[index]) }
+      def literal(tree) = @gens.each_with_index.map { |gen, index| gen.literal(tree[index]) }
       def recursive? = @gens.any?(&:recursive?)
       def ends? = @gens.all?(&:ends?)
 

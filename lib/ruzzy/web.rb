@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+require_relative "error"
+require_relative "web/request"
+require_relative "web/routes"
+require_relative "web/request_gen"
+require_relative "web/rack_target"
+require_relative "web/app_loader"
+
+module Ruzzy
+  # Web applications (docs/web-apps.md): a Rack app (Rails, Sinatra, any
+  # other) fuzzed in process, one request per input (Ruzzy.fuzz_rack, the
+  # `ruzzy rack APP` command). The parts, lowest first: Request (one
+  # request, as a Rack environment, a curl command, a test), Routes (the
+  # app's, read from its framework), RequestGen (Gen.request: inputs into
+  # requests), RackTarget (a request sent; which responses are findings;
+  # the database rolled back), AppLoader (the app `ruzzy rack` names).
+  module Web
+    module_function
+
+    # Sinatra's settings of a test suite: exceptions raised to the caller,
+    # not rendered or printed.
+    SINATRA_TEST_SETTINGS = { raise_errors: true, show_exceptions: false, dump_errors: false }.freeze
+
+    # Makes the app answer as in its test suite where it would refuse
+    # requests a test makes or hide its exceptions: Rails' forgery
+    # protection is turned off, Sinatra apps raise their exceptions.
+    # Returns what was changed, for the INFO line.
+    def test_mode!
+      changes = []
+      sinatra = if defined?(::Sinatra::Base)
+                  ObjectSpace.each_object(Class).select do |klass|
+                    klass < ::Sinatra::Base
+                  end
+                else
+                  []
+                end
+      changed = sinatra.select do |app|
+        SINATRA_TEST_SETTINGS.any? { |name, value| app.settings.public_send(name) != value }
+      end
+      changed.each { |app| SINATRA_TEST_SETTINGS.each { |name, value| app.set(name, value) } }
+      changes << "Sinatra apps raise their exceptions (raise_errors)" unless changed.empty?
+      if defined?(::ActionController::Base) && ::ActionController::Base.allow_forgery_protection
+        ::ActionController::Base.allow_forgery_protection = false
+        changes << "Rails' forgery protection turned off"
+      end
+      changes
+    end
+
+    # Ruby that gives +app+, for a finding's test: Rails.application, a
+    # named app class, or a placeholder to replace.
+    def app_expression(app)
+      rails = defined?(::Rails) && ::Rails.respond_to?(:application) && ::Rails.application
+      return "Rails.application" if rails && app.equal?(rails)
+      return app.name if app.is_a?(Module) && app.name
+
+      "YOUR_APP # the Rack app (Rack::Builder.parse_file(\"config.ru\"))"
+    end
+
+    # What Ruzzy.fuzz_rack says before fuzzing: the routes and the rest.
+    def info(routes, changes)
+      listed = routes.first(8).map(&:to_s).join(", ")
+      more = routes.size > 8 ? " and #{routes.size - 8} more" : ""
+      route_text = routes.empty? ? "no routes known (any path)" : "#{routes.size} routes: #{listed}#{more}"
+      database = defined?(::ActiveRecord::Base) ? "; each request in a database transaction rolled back" : ""
+      "INFO: ruzzy rack: #{route_text}#{database}#{changes.map { |change| "; #{change}" }.join}"
+    end
+  end
+end

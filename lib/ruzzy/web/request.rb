@@ -1,0 +1,147 @@
+# frozen_string_literal: true
+
+require "json"
+require "stringio"
+
+module Ruzzy
+  # Web applications (see web.rb).
+  module Web
+    # One HTTP request, as a fuzz input decodes into (Gen.request) and as a
+    # finding is shown: +verb+ ("GET"), +path+ (escaped, from "/"), +query+,
+    # +headers+ and +cookies+ (Hashes of Strings), +body+ (a String or nil)
+    # and its +content_type+.
+    #
+    # Invariants: to_env builds a Rack environment without parsing anything
+    # the fuzzer wrote (no URI.parse, which would reject most paths), so
+    # every request reaches the app; to_curl and to_rack_test send the same
+    # method, path, query, headers, cookies and body.
+    Request = Struct.new(:verb, :path, :query, :headers, :cookies, :body, :content_type, keyword_init: true) do
+      # The query string (form-encoded, nested keys written as given).
+      def query_string = Web.form_encode(query)
+
+      # The path with its query string.
+      def target
+        text = query_string
+        text.empty? ? path : "#{path}?#{text}"
+      end
+
+      # The Cookie header's value, each value escaped as Rack unescapes it.
+      def cookie_header
+        cookies.map { |name, value| "#{Web.escape(name)}=#{Web.escape(value)}" }.join("; ")
+      end
+
+      # A Rack environment for this request, from +base+ (the server's
+      # keys: Rack::MockRequest.env_for's when Rack is loaded).
+      def to_env(base = Web.base_env)
+        env = base.merge("REQUEST_METHOD" => verb, "PATH_INFO" => path, "QUERY_STRING" => query_string)
+        headers.each { |name, value| env[Web.header_key(name)] = value }
+        env["HTTP_COOKIE"] = cookie_header unless cookies.empty?
+        input = (body || "").b
+        env["rack.input"] = StringIO.new(input)
+        env["CONTENT_LENGTH"] = input.bytesize.to_s if body
+        env["CONTENT_TYPE"] = content_type if content_type
+        env
+      end
+
+      # The request as a curl command against a server at +base_url+ (a
+      # body with bytes a shell argument cannot hold is piped from printf).
+      def to_curl(base_url = "http://localhost:3000")
+        words = ["curl", "-i", "-X", verb, "#{base_url}#{target}"]
+        headers.each { |name, value| words += ["-H", "#{name}: #{value}"] }
+        words += ["-H", "Cookie: #{cookie_header}"] unless cookies.empty?
+        words += ["-H", "Content-Type: #{content_type}"] if content_type
+        return words.map { |word| Web.shell_word(word) }.join(" ") unless body
+
+        printable = body.b.match?(/\A[\x20-\x7e\t\n]*\z/n)
+        words += ["--data-binary", printable ? body : "@-"]
+        command = words.map { |word| Web.shell_word(word) }.join(" ")
+        printable ? command : "printf '%b' #{Web.shell_word(Web.printf_escape(body))} | #{command}"
+      end
+
+      # A Minitest test (Rack::Test) that sends this request to the app and
+      # expects no server error: paste it into the app's test suite.
+      def to_rack_test(app_expression = "app")
+        env = headers.transform_keys { |name| Web.header_key(name) }
+        env["HTTP_COOKIE"] = cookie_header unless cookies.empty?
+        env["CONTENT_TYPE"] = content_type if content_type
+        <<~RUBY
+          require "minitest/autorun"
+          require "rack/test"
+          # and the app (your test helper)
+
+          class FuzzFindingTest < Minitest::Test
+            include Rack::Test::Methods
+
+            def app = #{app_expression}
+
+            def test_no_server_error
+              #{Web.rack_test_call(self, env)}
+              assert_operator last_response.status, :<, 500
+            end
+          end
+        RUBY
+      end
+    end
+
+    # Keys a Rack environment has besides the request's own: the server's.
+    BASE_ENV = {
+      "SCRIPT_NAME" => "", "SERVER_NAME" => "example.org", "SERVER_PORT" => "80",
+      "SERVER_PROTOCOL" => "HTTP/1.1", "HTTP_HOST" => "example.org",
+      "rack.url_scheme" => "http", "rack.errors" => $stderr, "rack.multithread" => false,
+      "rack.multiprocess" => true, "rack.run_once" => false, "rack.version" => [1, 3]
+    }.freeze
+
+    # Headers a Rack environment keeps without the HTTP_ prefix.
+    UNPREFIXED = %w[CONTENT_TYPE CONTENT_LENGTH].freeze
+
+    module_function
+
+    # The server's keys of a Rack environment (Rack's own when loaded).
+    def base_env
+      return BASE_ENV unless defined?(::Rack::MockRequest)
+
+      ::Rack::MockRequest.env_for("/").except("rack.input", "PATH_INFO", "QUERY_STRING")
+    end
+
+    # +word+ as one shell word: as it is when nothing in it is special,
+    # else in single quotes.
+    def shell_word(word)
+      text = word.to_s
+      return text if text.match?(%r{\A[A-Za-z0-9_\-.,/:=@%+]+\z})
+
+      "'#{text.gsub("'", "'\\\\''")}'"
+    end
+
+    # +bytes+ for printf's %b: bytes outside printable ASCII (and the
+    # backslash) as \0NNN.
+    def printf_escape(bytes)
+      bytes.b.gsub(/[^\x20-\x5b\x5d-\x7e]/n) { |byte| format("\\0%03o", byte.ord) }
+    end
+
+    # The Rack environment key of the header +name+ (HTTP_X_API_KEY).
+    def header_key(name)
+      key = name.upcase.tr("-", "_")
+      UNPREFIXED.include?(key) ? key : "HTTP_#{key}"
+    end
+
+    # +text+ escaped as a form component (bytes other than A-Z a-z 0-9
+    # -._~ as %XX).
+    def escape(text)
+      text.to_s.b.gsub(/[^A-Za-z0-9\-._~]/n) { |byte| format("%%%02X", byte.ord) }
+    end
+
+    # A Hash written as a form (name=value&...), names and values escaped
+    # except the brackets of nested names (user[name]).
+    def form_encode(pairs)
+      pairs.map { |name, value| "#{escape(name).gsub("%5B", "[").gsub("%5D", "]")}=#{escape(value)}" }.join("&")
+    end
+
+    # The Rack::Test call that sends +request+ with the extra environment
+    # +env+ (its body as Rack::Test's :input).
+    def rack_test_call(request, env)
+      pairs = env.map { |key, value| "#{key.inspect} => #{value.inspect}" }
+      pairs << "input: #{request.body.inspect}" if request.body
+      "custom_request #{request.verb.inspect}, #{request.target.inspect}, {}, { #{pairs.join(", ")} }"
+    end
+  end
+end

@@ -1,0 +1,149 @@
+# frozen_string_literal: true
+
+require "json"
+require_relative "../gen"
+require_relative "request"
+require_relative "routes"
+
+module Ruzzy
+  module Web
+    # What a request input decodes into before it is a Request: the route
+    # alternative ([verb, path]), the query, headers, cookies and body
+    # ([content type, bytes] or nil). Regression files hold these.
+    RequestParts = Struct.new(:route, :query, :headers, :cookies, :body)
+
+    # The generator of Requests (Gen.request): every input is a well-formed
+    # request, its parts in input order route, query, headers, cookies,
+    # body, so libFuzzer's structure-aware mutation changes one part at a
+    # time. A route's path params, the names and values of the query, the
+    # cookies and the body's keys are Strings read from the input as they
+    # are: a name the app looks up (params["title"], cookies["prefs"]) and
+    # misses is reported to libFuzzer by the Hash hooks and written into the
+    # next inputs.
+    #
+    # Invariant: the generator only depends on the routes it was built
+    # with, so one corpus decodes the same way in every process of a
+    # campaign.
+    class RequestGen < Gen::MapGen
+      VERBS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
+      # Header names offered beside free ones.
+      HEADERS = %w[Accept Accept-Language Authorization Content-Type Origin Referer User-Agent X-Api-Key
+                   X-Forwarded-For X-Forwarded-Host X-Requested-With If-None-Match Range].freeze
+      # Content types of a raw body.
+      RAW_TYPES = %w[application/json application/xml text/xml text/plain application/octet-stream
+                     application/x-www-form-urlencoded].freeze
+      BOUNDARY = "ruzzyformboundary"
+      PARAM_LENGTH = 24
+      NAME_LENGTH = 16
+      VALUE_LENGTH = 48
+      PAIRS = 4
+
+      attr_reader :routes
+      # Ruby that gives the app, for a finding's test (Web.app_expression).
+      attr_accessor :app_expression
+
+      # The generator of requests to +routes+ (Route objects).
+      def initialize(routes)
+        @routes = routes.freeze
+        parts = Gen.struct(RequestParts, route: route_gen, query: pairs_gen, headers: headers_gen,
+                                         cookies: pairs_gen(max_size: 2), body: body_gen)
+        super(parts, ->(value) { request_of(value) })
+      end
+
+      # The request of the input +data+ as a curl command and as a
+      # Rack::Test test (a finding's report shows it).
+      def request_text(data)
+        request = value(read(Gen::ByteReader.new(data), Gen::UNLIMITED))
+        "The request, as a curl command against the app's server:\n  #{request.to_curl}\n" \
+          "and as a Minitest test (Rack::Test):\n#{request.to_rack_test(app_expression || "app").gsub(/^(?=.)/, "  ")}"
+      end
+
+      private
+
+      def request_of(parts)
+        verb, path = parts.route
+        content_type, body = parts.body
+        Request.new(verb:, path:, query: parts.query, headers: parts.headers, cookies: parts.cookies, body:,
+                    content_type:)
+      end
+
+      # One alternative per route (per method, for a route of several),
+      # then the free path: any method, any path.
+      def route_gen
+        routes = @routes.flat_map do |route|
+          verbs = route.verbs.empty? ? Routes::ANY_VERBS : route.verbs
+          verbs.map { |verb| route_alternative(verb, route) }
+        end
+        free = Gen.map(Gen::PairGen.new(Gen.from(VERBS), Gen.string(max_length: VALUE_LENGTH))) do |verb, text|
+          [verb, "/#{text.b.gsub(%r{[^A-Za-z0-9\-._~/]}n) { |byte| format("%%%02X", byte.ord) }}"]
+        end
+        Gen.one_of(*routes, free)
+      end
+
+      def route_alternative(verb, route)
+        return Gen.constant([verb, route.template]) if route.params.empty?
+
+        values = Gen.array(param_gen(route.constraints.values.first), max_length: route.params.size)
+        Gen.map(values) { |given| [verb, route.fill(given)] }
+      end
+
+      # A path param: a String, or for a route with params constrained by a
+      # pattern (id: /\d+/) digits too.
+      def param_gen(constraint)
+        text = Gen.string(max_length: PARAM_LENGTH)
+        return text unless constraint
+
+        Gen.one_of(Gen.map(Gen.integer(0..999_999_999), &:to_s), text)
+      end
+
+      def pairs_gen(max_size: PAIRS)
+        Gen.hash_of(Gen.string(max_length: NAME_LENGTH), Gen.string(max_length: VALUE_LENGTH), max_size:)
+      end
+
+      def headers_gen
+        name = Gen.one_of(Gen.from(HEADERS), Gen.string(max_length: NAME_LENGTH))
+        Gen.hash_of(name, Gen.string(max_length: VALUE_LENGTH), max_size: 3)
+      end
+
+      # No body, a JSON object, a form, a multipart form or raw bytes of a
+      # content type.
+      def body_gen
+        json = Gen.map(Gen.hash_of(Gen.string(max_length: NAME_LENGTH), json_value, max_size: PAIRS)) do |object|
+          ["application/json", JSON.generate(object)]
+        end
+        form = Gen.map(pairs_gen) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
+        multipart = Gen.map(pairs_gen) { |pairs| ["multipart/form-data; boundary=#{BOUNDARY}", multipart(pairs)] }
+        raw = Gen.map(Gen::PairGen.new(Gen.from(RAW_TYPES), Gen.bytes(max_length: 256)), &:itself)
+        Gen.one_of(Gen.constant(nil), json, form, multipart, raw)
+      end
+
+      # JSON values, objects and arrays three deep.
+      def json_value
+        Gen.recursive(max_depth: 3) do |value|
+          Gen.one_of(Gen.string(max_length: VALUE_LENGTH), Gen.integer, Gen.boolean, Gen.constant(nil),
+                     Gen.array(value, max_length: PAIRS),
+                     Gen.hash_of(Gen.string(max_length: NAME_LENGTH), value, max_size: PAIRS))
+        end
+      end
+
+      def multipart(pairs)
+        parts = pairs.map do |name, value|
+          "--#{BOUNDARY}\r\nContent-Disposition: form-data; name=\"#{name.gsub(/["\r\n]/, "_")}\"\r\n\r\n#{value}\r\n"
+        end
+        "#{parts.join}--#{BOUNDARY}--\r\n"
+      end
+    end
+  end
+
+  # Gen.request, beside the other generators (gen.rb).
+  module Gen
+    module_function
+
+    # Requests to a Rack app (Ruzzy::Web::Request values): to +routes+
+    # ("VERB /path/:param" Strings), or by default to the routes of the
+    # frameworks loaded (Rails', Sinatra's), and to any path.
+    def request(routes: nil)
+      Web::RequestGen.new(routes.nil? ? Web::Routes.discover : Web::Routes.parse(routes))
+    end
+  end
+end

@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+require_relative "../error"
+
+module Ruzzy
+  module Web
+    # A route of the app: the methods it answers (+verbs+, empty for any),
+    # its path +template+ ("/projects/:id/notes", optional parts left out)
+    # and its +params+ (the names in the template, in order), with the
+    # +constraints+ the app declares for them (name => Regexp).
+    Route = Struct.new(:verbs, :template, :params, :constraints, keyword_init: true) do
+      # The path with +values+ (Strings, escaped here) in place of the
+      # params; a missing value is "1".
+      def fill(values)
+        index = -1
+        template.gsub(Routes::PARAM) do
+          index += 1
+          Web.escape(values[index] || "1")
+        end
+      end
+
+      def to_s = "#{verbs.empty? ? "ANY" : verbs.join("|")} #{template}"
+    end
+
+    # The routes of a Rack app, read from the frameworks that declare them:
+    # Rails' route set and every Sinatra::Base subclass with routes. Routes
+    # given by the user ("POST /notes/:id") are parsed the same way.
+    #
+    # Invariant: a route's template has only literal segments and params
+    # (:name, *glob); a route that is a regular expression is left out (the
+    # free path of Gen.request still reaches it).
+    module Routes
+      # A param in a template: :name or *glob.
+      PARAM = /[:*][A-Za-z_][A-Za-z0-9_]*/
+      # A route's optional parts: (.:format) in Rails, "?" in Sinatra.
+      OPTIONAL = /\([^()]*\)/
+      # Rails' own routes, not the app's.
+      FRAMEWORK_PATHS = %r{\A/(rails|cable|(recede|resume|refresh)_historical_location)(/|\z)}
+      # Methods a route of any method is fuzzed with.
+      ANY_VERBS = %w[GET POST].freeze
+
+      module_function
+
+      # The routes of the frameworks loaded in this process (Rails', then
+      # Sinatra's), without duplicates.
+      def discover
+        (rails + sinatra).uniq { |route| [route.verbs, route.template] }
+      end
+
+      # Routes from +specs+: Strings "VERB /path/:param" (VERB may be
+      # "GET|POST" or ANY) or Route objects.
+      def parse(specs)
+        unless specs.is_a?(Array) && specs.all? { |spec| spec.is_a?(String) || spec.is_a?(Route) }
+          raise InvalidArgumentsError, "routes: takes an Array of \"VERB /path/:param\" Strings, got #{specs.inspect}"
+        end
+
+        specs.map do |spec|
+          next spec if spec.is_a?(Route)
+
+          verb, path = spec.split(" ", 2)
+          unless path&.start_with?("/")
+            raise InvalidArgumentsError, "a route is \"VERB /path\" (\"POST /notes/:id\"), got #{spec.inspect}"
+          end
+
+          route(verb == "ANY" ? [] : verb.upcase.split("|"), path)
+        end
+      end
+
+      # A Route from its +verbs+ and a +path+ template with optional parts.
+      def route(verbs, path, constraints = {})
+        template = path.gsub(OPTIONAL, "").delete("?")
+        template = "/" if template.empty?
+        params = template.scan(PARAM).map { |param| param[1..] }
+        Route.new(verbs:, template:, params:, constraints: constraints.slice(*params.map(&:to_sym)))
+      end
+
+      # Rails' routes (Rails.application's), without Rails' own.
+      def rails
+        return [] unless defined?(::Rails) && ::Rails.respond_to?(:application) && ::Rails.application
+
+        ::Rails.application.routes.routes.filter_map do |journey|
+          path = journey.path.spec.to_s
+          next if path.match?(FRAMEWORK_PATHS) || (journey.respond_to?(:internal) && journey.internal)
+
+          verbs = journey.verb.to_s.split("|").reject(&:empty?)
+          constraints = journey.requirements.select { |_, value| value.is_a?(Regexp) }
+          route(verbs, path, constraints)
+        end
+      rescue StandardError
+        [] # an app whose routes cannot be read is fuzzed through the free path
+      end
+
+      # The routes of every Sinatra::Base subclass (HEAD routes Sinatra adds
+      # beside GET left out).
+      def sinatra
+        return [] unless defined?(::Sinatra::Base)
+
+        ObjectSpace.each_object(Class).select { |klass| klass < ::Sinatra::Base }.flat_map do |app|
+          app.routes.flat_map do |verb, routes|
+            next [] if verb == "HEAD"
+
+            routes.filter_map do |pattern, *|
+              path = pattern.to_s
+              route([verb], path) if path.start_with?("/") && !pattern.is_a?(Regexp) && sinatra_template?(pattern)
+            end
+          end
+        end
+      end
+
+      # Whether a Sinatra (Mustermann) pattern is a template, not a Regexp.
+      def sinatra_template?(pattern)
+        !(defined?(::Mustermann::Regular) && pattern.is_a?(::Mustermann::Regular))
+      end
+    end
+  end
+end

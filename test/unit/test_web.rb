@@ -1,0 +1,151 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require "ruzzy"
+require "rack"
+require "rack/mock"
+require "tmpdir"
+
+# Web applications (docs/web-apps.md): requests decoded from any bytes reach
+# a Rack app as well-formed requests, routes are read from the frameworks,
+# the oracle tells server errors from client errors, the database is rolled
+# back, and a finding is shown as curl and as a test.
+class TestWeb < Minitest::Test
+  W = Ruzzy::Web
+
+  def request(**parts)
+    W::Request.new(verb: "GET", path: "/", query: {}, headers: {}, cookies: {}, body: nil, content_type: nil, **parts)
+  end
+
+  def test_every_input_decodes_into_a_request_rack_accepts
+    requests = W::RequestGen.new(W::Routes.parse(["POST /projects/:id/notes", "GET /users/:name", "ANY /a"]))
+    arguments = Ruzzy::Gen::Arguments.new([requests], "test")
+    random = Random.new(1)
+    seen = []
+    ([""] + Array.new(2_000) { random.bytes(random.rand(0..200)) }).each do |data|
+      trees = arguments.decode(data)
+      value = arguments.values(trees).first
+      env = value.to_env
+      assert_includes W::RequestGen::VERBS, env["REQUEST_METHOD"]
+      assert env["PATH_INFO"].start_with?("/"), env["PATH_INFO"].inspect
+      rack = Rack::Request.new(env)
+      assert_kind_of Hash, rack.GET
+      assert_kind_of Hash, rack.cookies
+      assert_equal trees.inspect, arguments.decode(arguments.encode(trees)).inspect
+      seen << env["PATH_INFO"][%r{\A/(projects|users|a)\b}, 1]
+    end
+    assert_equal %w[a projects users], seen.compact.uniq.sort
+  end
+
+  def test_a_route_template_is_filled_with_escaped_values
+    route = W::Routes.parse(["GET /files/:dir/*path(.:format)"]).first
+    assert_equal %w[dir path], route.params
+    assert_equal "/files/..%2Fruzzy/x%20y", route.fill(["../ruzzy", "x y"])
+    assert_equal "/files/1/1", route.fill([])
+  end
+
+  def test_routes_given_badly_raise_what_to_write
+    error = assert_raises(ArgumentError) { W::Routes.parse(["/no-verb"]) }
+    assert_match(%r{"VERB /path"}, error.message)
+    assert_raises(Ruzzy::InvalidArgumentsError) { W::Routes.parse("GET /") }
+  end
+
+  def test_a_server_error_is_a_finding_a_client_error_is_not
+    app = lambda do |env|
+      case env["PATH_INFO"]
+      when "/boom" then raise KeyError, "missing"
+      when "/rendered" then env["sinatra.error"] = ArgumentError.new("kept")
+                            [500, {}, ["oops"]]
+      when "/bare" then [503, {}, []]
+      when "/teapot" then [418, {}, []]
+      else [200, {}, ["ok"]]
+      end
+    end
+    target = W::RackTarget.new(app)
+    assert_raises(KeyError) { target.call(request(path: "/boom")) }
+    assert_equal "kept", assert_raises(ArgumentError) { target.call(request(path: "/rendered")) }.message
+    assert_equal "GET /bare answered 503", assert_raises(W::ServerErrorResponse) {
+                                             target.call(request(path: "/bare"))
+                                           }.message
+    assert_nil target.call(request(path: "/teapot"))
+    assert_nil target.call(request(path: "/"))
+  end
+
+  def test_an_exception_with_a_client_status_is_not_a_finding
+    not_found = Class.new(StandardError) { def http_status = 404 }
+    assert_nil W::RackTarget.new(->(_env) { raise not_found }).call(request)
+  end
+
+  def test_the_oracle_decides_with_the_request_and_the_response
+    seen = []
+    oracle = lambda do |req, response|
+      seen << [req.path, response.status, response.body]
+      response.body.include?("secret")
+    end
+    target = W::RackTarget.new(->(env) { [200, {}, [env["PATH_INFO"] == "/leak" ? "secret" : "fine"]] }, oracle:)
+    assert_nil target.call(request(path: "/"))
+    assert_raises(W::ServerErrorResponse) { target.call(request(path: "/leak")) }
+    assert_equal [["/", 200, "fine"], ["/leak", 200, "secret"]], seen
+  end
+
+  def test_bad_arguments_say_what_is_wrong
+    assert_raises(Ruzzy::InvalidTargetError) { W::RackTarget.new(Object.new) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { W::RackTarget.new(->(_) {}, statuses: 5) }
+    assert_raises(Ruzzy::InvalidArgumentsError) { W::RackTarget.new(->(_) {}, oracle: 5) }
+  end
+
+  def test_the_body_is_read_and_closed
+    closed = false
+    body = Object.new
+    body.define_singleton_method(:each) { |&block| block.call("a") }
+    body.define_singleton_method(:close) { closed = true }
+    W::RackTarget.new(->(_env) { [200, {}, body] }).call(request)
+    assert closed
+  end
+
+  def test_a_request_is_the_same_through_curl_rack_test_and_rack
+    req = request(verb: "POST", path: "/notes/a%20b", query: { "q[x]" => "1 2" }, headers: { "X-Api-Key" => "k" },
+                  cookies: { "prefs" => "a;b" }, body: "{\"n\":1}", content_type: "application/json")
+    env = req.to_env
+    rack = Rack::Request.new(env)
+    assert_equal({ "q" => { "x" => "1 2" } }, rack.GET)
+    assert_equal({ "prefs" => "a;b" }, rack.cookies)
+    assert_equal "k", env["HTTP_X_API_KEY"]
+    assert_equal "{\"n\":1}", rack.body.read
+    assert_equal "application/json", rack.content_type
+    curl = req.to_curl
+    assert_includes curl, "'http://localhost:3000/notes/a%20b?q[x]=1%202'"
+    assert_includes curl, "--data-binary '{\"n\":1}'"
+    test = req.to_rack_test("->(env) { [200, {}, []] }")
+    assert_includes test, "custom_request \"POST\", \"/notes/a%20b?q[x]=1%202\""
+    assert_includes test, "\"HTTP_COOKIE\" => \"prefs=a%3Bb\""
+  end
+
+  def test_the_rack_test_snippet_runs
+    skip_unless_rack_test
+    req = request(verb: "PUT", path: "/x", body: "b", content_type: "text/plain")
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "finding_test.rb"),
+                 req.to_rack_test("->(env) { [env[\"rack.input\"].read == \"b\" ? 200 : 500, {}, []] }"))
+      output = IO.popen([RbConfig.ruby, File.join(dir, "finding_test.rb")], err: %i[child out], &:read)
+      assert_match(/1 runs, 1 assertions, 0 failures, 0 errors/, output)
+    end
+  end
+
+  def test_an_app_is_loaded_from_a_rackup_file_or_a_ruby_file
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "config.ru"), "run ->(env) { [200, {}, [ENV['RACK_ENV'].to_s]] }\n")
+      app = W::AppLoader.load(dir)
+      assert_equal [200, {}, [ENV.fetch("RACK_ENV")]], app.call({})
+      File.write(File.join(dir, "notes.rb"),
+                 "class Notes; def call(_env) = [204, {}, []]; end\nAPP = Notes.new unless defined?(APP)\n")
+      assert_equal 204, W::AppLoader.load(File.join(dir, "notes.rb")).call({}).first
+      error = assert_raises(RuntimeError) { W::AppLoader.load(File.join(dir, "missing.ru")) }
+      assert_match(/no such app/, error.message)
+    end
+  end
+
+  def skip_unless_rack_test
+    require "rack/test"
+  end
+end
