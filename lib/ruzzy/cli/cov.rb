@@ -29,6 +29,7 @@ module Ruzzy
       Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]... [--all]
                        [--sanitizer=NAME] [--campaign=FINDINGS_DIR] [-o REPORT_DIR]
                        HARNESS.rb CORPUS_DIR_OR_FILE...
+             ruzzy cov [OPTIONS] rack APP CORPUS_DIR_OR_FILE...   (a web app, as `ruzzy rack APP`)
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
       (default coverage-report/): index.html, lcov.info, .resultset.json,
@@ -115,8 +116,9 @@ module Ruzzy
         return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)
 
         harness, *sources = @argv
+        @patterns[:rack_app] = rack_app(sources.shift) if harness == "rack" && !File.exist?(harness)
         raise CLI::UsageError, "ruzzy cov needs a harness and at least one corpus" if sources.empty?
-        raise CLI::UsageError, "ruzzy cov: no such harness file: #{harness}" unless File.file?(harness)
+        raise CLI::UsageError, "ruzzy cov: no such harness file: #{harness}" unless rack? || File.file?(harness)
 
         [harness, sources]
       end
@@ -132,6 +134,20 @@ module Ruzzy
       def filter_description
         @patterns
       end
+
+      # Whether the target is a web app (`ruzzy cov rack APP`).
+      def rack? = !@patterns[:rack_app].nil?
+
+      # `rack APP`'s APP, checked, as an absolute path.
+      def rack_app(app)
+        raise CLI::UsageError, "ruzzy cov rack needs an app and at least one corpus" unless app
+        raise CLI::UsageError, "ruzzy cov: no such app: #{app}" unless File.exist?(app)
+
+        File.expand_path(app)
+      end
+
+      # The words after ruzzy's options that name the target.
+      def target_words(harness) = rack? ? ["rack", @patterns[:rack_app]] : [File.expand_path(harness)]
 
       # A report where every input killed the replay says nothing about
       # the code: the reason is the report.
@@ -149,7 +165,7 @@ module Ruzzy
         return nil unless @sanitizer
 
         command = [RbConfig.ruby, File.expand_path(@program), "--sanitizer=#{@sanitizer}",
-                   *@load_path.flat_map { |dir| ["-I", dir] }, File.expand_path(harness)]
+                   *@load_path.flat_map { |dir| ["-I", dir] }, *target_words(harness)]
         NativeCoverage.measure(command, replay.inputs - replay.crashed.map(&:first))
       end
 
@@ -163,7 +179,7 @@ module Ruzzy
 
         around = sources.map { |source| File.dirname(File.expand_path(source)) }
         default = File.expand_path(CLI::DEFAULT_FINDINGS_DIR)
-        ran = Array(Findings::Store.new(default).campaign&.fetch("command", nil)).include?(File.expand_path(harness))
+        ran = Array(Findings::Store.new(default).campaign&.fetch("command", nil)).include?(target_words(harness).last)
         (around + (ran ? [default] : [])).uniq.lazy.filter_map { |dir| ProgressPlot.from(dir) }.first
       end
 

@@ -5,6 +5,7 @@ require_relative "../campaign/protocol"
 require_relative "../engine/libfuzzer_args"
 require_relative "../findings/expected_exceptions"
 require_relative "../gen"
+require_relative "../web"
 require_relative "typed_fuzz_test"
 
 module Ruzzy

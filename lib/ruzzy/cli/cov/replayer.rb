@@ -45,9 +45,10 @@ module Ruzzy
       end
 
       def run
-        UserCode.watch(@harness, include: @spec["include"])
+        app = @spec["rack_app"]
+        UserCode.watch(app ? Web::AppLoader.root_file(app) : @harness, include: @spec["include"], libraries: !app)
         ::Coverage.start(lines: true, branches: true)
-        capture = Ruzzy.session.capture { load @harness }
+        capture = Ruzzy.session.capture { app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app)) : load(@harness) }
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
 
         Ruzzy.session.clear_stack_poisoning_on_raise
