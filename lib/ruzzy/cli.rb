@@ -76,6 +76,8 @@ module Ruzzy
                            default #{DEFAULT_FINDINGS_DIR})
         --workers=N        a campaign's processes fuzzing at once on one
                            corpus (default: #{CommandOptions.default_workers_text})
+        --session=N        ruzzy rack: each input is up to N requests (1-8),
+                           cookies, CSRF token and ids carried between them
         --ignore=CLASS[:/REGEXP/]
                            an exception the target raises on purpose (not a
                            finding), optionally only with a matching message
@@ -119,7 +121,7 @@ module Ruzzy
       @sanitizer = nil
       @engine = nil
       @session = { ignore: [] }
-      @findings_dir = @workers = nil
+      @findings_dir = @workers = @rack_session = nil
     end
 
     # Runs the command; returns the process exit status.
@@ -164,16 +166,14 @@ module Ruzzy
       parser = CommandOptions.parser("ruzzy")
       parser.on("--list-detectors", &)
       CommandOptions.coverage_patterns(parser, @coverage)
-      parser.on("--map-size=N") { |text| @coverage[:map_size] = parse_map_size(text) }
+      CommandOptions.map_size(parser) { |size| @coverage[:map_size] = size }
       parser.on("--no-coverage") { @coverage_enabled = false }
       parser.on("--no-compare-hooks") { @session[:compare_hooks] = false }
       parser.on("--no-literal-dict") { @session[:literal_dict] = false }
       parser.on("--disable-detectors=NAMES") do |list|
         @session[:detectors] = Detectors.without(list.split(","), "--disable-detectors")
       end
-      parser.on("--keep-going") { @findings_dir ||= DEFAULT_FINDINGS_DIR }
-      parser.on("--findings=DIR") { |dir| @findings_dir = dir }
-      CommandOptions.workers(parser) { |count| @workers = count }
+      campaign_options(parser)
       parser.on("--ignore=SPEC") { |spec| @session[:ignore] << ExpectedExceptions.from_command_line(spec) }
       CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
       parser.on("--engine=NAME") { |name| @engine = Engine::Choice.canonical(name) }
@@ -181,15 +181,17 @@ module Ruzzy
       parser
     end
 
+    # The options of a campaign, and of what a worker fuzzes.
+    def campaign_options(parser)
+      parser.on("--keep-going") { @findings_dir ||= DEFAULT_FINDINGS_DIR }
+      parser.on("--findings=DIR") { |dir| @findings_dir = dir }
+      CommandOptions.workers(parser) { |count| @workers = count }
+      CommandOptions.session(parser) { |count| @rack_session = count }
+    end
+
     def list_detectors
       @out.write "Bug detectors (on by default; --disable-detectors=NAME,... turns them off):\n", Detectors.listing
       nil
-    end
-
-    def parse_map_size(text)
-      Integer(text, 10).tap { |n| raise ArgumentError unless n.between?(64, 1 << 26) }
-    rescue ArgumentError
-      raise UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
     end
 
     # The command object of the subcommand +word+ (ci, cov, ...) with
@@ -245,7 +247,7 @@ module Ruzzy
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
       UserCode.watch(app ? Web::AppLoader.root_file(app) : path, include: @coverage[:include], libraries: !app)
       begin
-        app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app)) : load(path)
+        app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app), session: @rack_session || 1) : load(path)
       rescue SystemExit
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- report anything the harness raises

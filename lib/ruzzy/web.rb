@@ -4,6 +4,7 @@ require_relative "error"
 require_relative "web/request"
 require_relative "web/routes"
 require_relative "web/request_gen"
+require_relative "web/session"
 require_relative "web/rack_target"
 require_relative "web/app_loader"
 
@@ -58,12 +59,17 @@ module Ruzzy
     end
 
     # What Ruzzy.fuzz_rack says before fuzzing: the routes and the rest.
-    def info(routes, changes)
+    def info(routes, changes, session = 1)
       listed = routes.first(8).map(&:to_s).join(", ")
       more = routes.size > 8 ? " and #{routes.size - 8} more" : ""
       route_text = routes.empty? ? "no routes known (any path)" : "#{routes.size} routes: #{listed}#{more}"
-      database = defined?(::ActiveRecord::Base) ? "; each request in a database transaction rolled back" : ""
-      "INFO: ruzzy rack: #{route_text}#{database}#{changes.map { |change| "; #{change}" }.join}"
+      sessions = session > 1 ? "; sessions of up to #{session} requests" : ""
+      database = if defined?(::ActiveRecord::Base)
+                   "; each #{session > 1 ? "session" : "request"} in a database transaction rolled back"
+                 else
+                   ""
+                 end
+      "INFO: ruzzy rack: #{route_text}#{sessions}#{database}#{changes.map { |change| "; #{change}" }.join}"
     end
   end
 end

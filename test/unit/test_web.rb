@@ -145,6 +145,43 @@ class TestWeb < Minitest::Test
     end
   end
 
+  def test_a_session_carries_cookies_ids_links_and_the_csrf_token
+    seen = []
+    app = lambda do |env|
+      seen << [env["PATH_INFO"], env["HTTP_COOKIE"], env["HTTP_X_CSRF_TOKEN"]]
+      case env["PATH_INFO"]
+      when "/login" then [200, { "set-cookie" => "user=ad%20min; path=/" }, ['<meta name="csrf-token" content="t0k">']]
+      when "/projects" then [201, { "location" => "http://example.org/projects/42" }, ['{"project":{"id":7}}']]
+      when "/projects/7" then [200, {}, ['<a href="/projects/7/export">export</a>']]
+      when "/projects/7/export" then raise IndexError, "export"
+      else [404, {}, []]
+      end
+    end
+    route = W::Routes.parse(["GET /projects/:id"]).first
+    requests = [request(verb: "POST", path: "/login"), request(verb: "POST", path: "/projects"),
+                request(path: W::LatePath.new(route, [W::Earlier.new(1)])),
+                request(path: W::LatePath.new(nil, [W::Earlier.new(1)]))]
+    target = W::RackTarget.new(app)
+    error = assert_raises(IndexError) { target.call(requests) }
+    assert_equal [["/login", nil, nil], ["/projects", "user=ad%20min", "t0k"], ["/projects/7", "user=ad%20min", "t0k"],
+                  ["/projects/7/export", "user=ad%20min", "t0k"]], seen
+    sent = target.sent_for(error)
+    assert_equal %w[/login /projects /projects/7 /projects/7/export], sent.map(&:path)
+    text = W.describe(sent, "APP")
+    assert_includes text, "curl -i -X GET http://localhost:3000/projects/7/export " \
+                          "-H 'X-CSRF-Token: t0k' -H 'Cookie: user=ad%20min'"
+    assert_equal 4, text.scan("custom_request").size
+  end
+
+  def test_a_session_input_decodes_into_requests_that_refer_to_earlier_responses
+    gen = Ruzzy::Gen.request(routes: ["GET /projects/:id"], session: 3)
+    random = Random.new(2)
+    values = Array.new(500) { W::RequestGen.requests_of(gen, random.bytes(random.rand(0..300))) }
+    assert(values.all? { |list| list.size <= 3 && list.all?(W::Request) })
+    assert(values.flatten.any? { |one| one.path.is_a?(W::LatePath) })
+    assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy::Gen.request(session: 9) }
+  end
+
   def skip_unless_rack_test
     require "rack/test"
   end

@@ -51,6 +51,30 @@ module Ruzzy
       parser.on("--workers=N") { |text| yield worker_count(text, "--workers") }
     end
 
+    # --map-size=N: the edge counters (64 to 2^26).
+    def map_size(parser)
+      parser.on("--map-size=N") do |text|
+        size = Integer(text, 10, exception: false)
+        unless size&.between?(64, 1 << 26)
+          raise CLI::UsageError, "--map-size takes a whole number from 64 to #{1 << 26}, got #{text.inspect}"
+        end
+
+        yield size
+      end
+    end
+
+    # --session=N: the requests of one input of `ruzzy rack` (1 to 8).
+    def session(parser)
+      parser.on("--session=N") do |text|
+        count = Integer(text, 10, exception: false)
+        unless count&.between?(1, 8)
+          raise CLI::UsageError, "--session takes a number of requests from 1 to 8, got #{text.inspect}"
+        end
+
+        yield count
+      end
+    end
+
     # The number of worker processes when no option chooses it:
     # $RUZZY_WORKERS (a whole number, 1 or more), else one per core.
     def default_workers

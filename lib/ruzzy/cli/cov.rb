@@ -29,7 +29,7 @@ module Ruzzy
       Usage: ruzzy cov [-I DIR]... [--include=PATTERN]... [--exclude=PATTERN]... [--all]
                        [--sanitizer=NAME] [--campaign=FINDINGS_DIR] [-o REPORT_DIR]
                        HARNESS.rb CORPUS_DIR_OR_FILE...
-             ruzzy cov [OPTIONS] rack APP CORPUS_DIR_OR_FILE...   (a web app, as `ruzzy rack APP`)
+             ruzzy cov [OPTIONS] [--session=N] rack APP CORPUS_DIR_OR_FILE...   (as `ruzzy rack APP`)
 
       Replays the corpus under Ruby's coverage and writes REPORT_DIR
       (default coverage-report/): index.html, lcov.info, .resultset.json,
@@ -111,6 +111,7 @@ module Ruzzy
         CommandOptions.coverage_patterns(parser, @patterns)
         parser.on("--all") { @patterns[:all] = true }
         parser.on("--campaign=DIR") { |dir| @campaign = dir }
+        CommandOptions.session(parser) { |count| @patterns[:session] = count }
         CommandOptions.sanitizer(parser) { |name| @sanitizer = name }
         CommandOptions.load_path(parser) { |dir| @load_path << dir }
         return nil if CommandOptions.parse!(parser, @argv, out: @out, usage: USAGE)

@@ -45,8 +45,9 @@ module Ruzzy
     attr_reader :findings
 
     # What a finding's report says of its input, beside the input's file:
-    # a callable given the input (bytes) that returns text (Ruzzy.fuzz_rack
-    # shows the request as curl and as a test), or nil.
+    # a callable given the input (bytes) and what it raised that returns
+    # text (Ruzzy.fuzz_rack shows the requests as curl and as a test), or
+    # nil.
     attr_accessor :input_description
 
     # A fuzz target taken instead of fuzzed (see #capture).

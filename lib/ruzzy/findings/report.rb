@@ -35,7 +35,7 @@ module Ruzzy
 
         text = describe_exception(error)
         text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
-        text << describe_input(input) if input
+        text << describe_input(input, error) if input
         store = Ruzzy.session.findings
         return record(store, text, input) if store && input
 
@@ -186,10 +186,10 @@ module Ruzzy
         text
       end
 
-      # What the session's input_description says of +input+, or "";
-      # never raises.
-      def describe_input(input)
-        Ruzzy.session.input_description&.call(input).to_s
+      # What the session's input_description says of +input+, which raised
+      # +error+, or ""; never raises.
+      def describe_input(input, error)
+        Ruzzy.session.input_description&.call(input, error).to_s
       rescue StandardError => e
         "ruzzy: could not describe the input: #{e.class}: #{e.message}\n"
       end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../error"
+require_relative "session"
 
 module Ruzzy
   module Web
@@ -46,14 +47,33 @@ module Ruzzy
         @statuses = statuses
         @oracle = oracle
         @base_env = nil
+        @sent_by_error = ObjectSpace::WeakMap.new
       end
 
-      # Sends +request+; raises the finding, if any. Returns nil.
+      # The requests, as sent, of the call that raised +error+ (a session's
+      # with what earlier responses gave them), or nil.
+      def sent_for(error) = (@sent_by_error[error] if error.is_a?(Exception))
+
+      # Sends +request+, or each request of an Array (a session: what each
+      # response gives is carried to the next request, see SessionState);
+      # raises the first finding, if any. Returns nil.
       def call(request)
-        env = request.to_env(@base_env ||= Web.base_env)
-        response = rolled_back { respond(env) }
-        raise_finding(request, response) if finding?(request, response)
+        session = request.is_a?(Array)
+        state = SessionState.new if session
+        sent = []
+        rolled_back do
+          (session ? request : [request]).each do |one|
+            one = state.prepare(one) if session
+            sent << one
+            response = respond(one.to_env(@base_env ||= Web.base_env))
+            raise_finding(one, response) if finding?(one, response)
+            state&.learn(response)
+          end
+        end
         nil
+      rescue Exception => e # rubocop:disable Lint/RescueException -- a detector's report is an Exception
+        @sent_by_error[e] = sent unless @sent_by_error.key?(e)
+        raise
       end
 
       private

@@ -60,27 +60,7 @@ module Ruzzy
 
       # A Minitest test (Rack::Test) that sends this request to the app and
       # expects no server error: paste it into the app's test suite.
-      def to_rack_test(app_expression = "app")
-        env = headers.transform_keys { |name| Web.header_key(name) }
-        env["HTTP_COOKIE"] = cookie_header unless cookies.empty?
-        env["CONTENT_TYPE"] = content_type if content_type
-        <<~RUBY
-          require "minitest/autorun"
-          require "rack/test"
-          # and the app (your test helper)
-
-          class FuzzFindingTest < Minitest::Test
-            include Rack::Test::Methods
-
-            def app = #{app_expression}
-
-            def test_no_server_error
-              #{Web.rack_test_call(self, env)}
-              assert_operator last_response.status, :<, 500
-            end
-          end
-        RUBY
-      end
+      def to_rack_test(app_expression = "app") = Web.rack_test([self], app_expression)
     end
 
     # Keys a Rack environment has besides the request's own: the server's.
@@ -136,12 +116,50 @@ module Ruzzy
       pairs.map { |name, value| "#{escape(name).gsub("%5B", "[").gsub("%5D", "]")}=#{escape(value)}" }.join("&")
     end
 
-    # The Rack::Test call that sends +request+ with the extra environment
-    # +env+ (its body as Rack::Test's :input).
-    def rack_test_call(request, env)
+    # A Minitest test (Rack::Test) that sends +requests+ in order to the
+    # app (+app_expression+) and expects no server error.
+    def rack_test(requests, app_expression)
+      calls = requests.map do |request|
+        "    #{rack_test_call(request)}
+"
+      end.join("    assert_operator last_response.status, :<, 500\n")
+      <<~RUBY
+        require "minitest/autorun"
+        require "rack/test"
+        # and the app (your test helper)
+
+        class FuzzFindingTest < Minitest::Test
+          include Rack::Test::Methods
+
+          def app = #{app_expression}
+
+          def test_no_server_error
+        #{calls}    assert_operator last_response.status, :<, 500
+          end
+        end
+      RUBY
+    end
+
+    # The Rack::Test call that sends +request+ (its headers, cookies and
+    # content type in the environment, its body as Rack::Test's :input).
+    def rack_test_call(request)
+      env = request.headers.transform_keys { |name| header_key(name) }
+      env["HTTP_COOKIE"] = request.cookie_header unless request.cookies.empty?
+      env["CONTENT_TYPE"] = request.content_type if request.content_type
       pairs = env.map { |key, value| "#{key.inspect} => #{value.inspect}" }
       pairs << "input: #{request.body.inspect}" if request.body
-      "custom_request #{request.verb.inspect}, #{request.target.inspect}, {}, { #{pairs.join(", ")} }"
+      env_text = pairs.empty? ? "{}" : "{ #{pairs.join(", ")} }"
+      "custom_request #{request.verb.inspect}, #{request.target.inspect}, {}, #{env_text}"
+    end
+
+    # +requests+ (as sent) as curl commands and as a test, for a finding's
+    # report.
+    def describe(requests, app_expression)
+      many = requests.size > 1
+      curl = requests.map { |request| "  #{request.to_curl}\n" }.join
+      "The #{many ? "requests, in order," : "request,"} as #{many ? "curl commands" : "a curl command"} " \
+        "against the app's server:\n#{curl}" \
+        "and as a Minitest test (Rack::Test):\n#{rack_test(requests, app_expression).gsub(/^(?=.)/, "  ")}"
     end
   end
 end

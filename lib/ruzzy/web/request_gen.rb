@@ -4,6 +4,7 @@ require "json"
 require_relative "../gen"
 require_relative "request"
 require_relative "routes"
+require_relative "session"
 
 module Ruzzy
   module Web
@@ -37,26 +38,27 @@ module Ruzzy
       NAME_LENGTH = 16
       VALUE_LENGTH = 48
       PAIRS = 4
+      # The most requests of one session.
+      MAX_SESSION = 8
 
       attr_reader :routes
       # Ruby that gives the app, for a finding's test (Web.app_expression).
       attr_accessor :app_expression
 
-      # The generator of requests to +routes+ (Route objects).
-      def initialize(routes)
+      # The generator of requests to +routes+ (Route objects); with
+      # +earlier+, a path param or path may be one an earlier response of
+      # the session gave (Earlier).
+      def initialize(routes, earlier: false)
         @routes = routes.freeze
+        @earlier = earlier
         parts = Gen.struct(RequestParts, route: route_gen, query: pairs_gen, headers: headers_gen,
                                          cookies: pairs_gen(max_size: 2), body: body_gen)
         super(parts, ->(value) { request_of(value) })
       end
 
-      # The request of the input +data+ as a curl command and as a
-      # Rack::Test test (a finding's report shows it).
-      def request_text(data)
-        request = value(read(Gen::ByteReader.new(data), Gen::UNLIMITED))
-        "The request, as a curl command against the app's server:\n  #{request.to_curl}\n" \
-          "and as a Minitest test (Rack::Test):\n#{request.to_rack_test(app_expression || "app").gsub(/^(?=.)/, "  ")}"
-      end
+      # The requests of the input +data+ (this generator's value, or a
+      # session's list of them).
+      def self.requests_of(gen, data) = Array(gen.value(gen.read(Gen::ByteReader.new(data), Gen::UNLIMITED)))
 
       private
 
@@ -77,24 +79,32 @@ module Ruzzy
         free = Gen.map(Gen::PairGen.new(Gen.from(VERBS), Gen.string(max_length: VALUE_LENGTH))) do |verb, text|
           [verb, "/#{text.b.gsub(%r{[^A-Za-z0-9\-._~/]}n) { |byte| format("%%%02X", byte.ord) }}"]
         end
-        Gen.one_of(*routes, free)
+        linked = Gen.map(Gen::PairGen.new(Gen.from(VERBS), earlier_gen)) do |verb, ref|
+          [verb, LatePath.new(nil, [ref])]
+        end
+        Gen.one_of(*routes, free, *(linked if @earlier))
       end
 
       def route_alternative(verb, route)
         return Gen.constant([verb, route.template]) if route.params.empty?
 
         values = Gen.array(param_gen(route.constraints.values.first), max_length: route.params.size)
-        Gen.map(values) { |given| [verb, route.fill(given)] }
+        Gen.map(values) do |given|
+          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given)]
+        end
       end
 
-      # A path param: a String, or for a route with params constrained by a
-      # pattern (id: /\d+/) digits too.
+      # A path param: a String, for a route with params constrained by a
+      # pattern (id: /\d+/) digits too, in a session an earlier id too.
       def param_gen(constraint)
-        text = Gen.string(max_length: PARAM_LENGTH)
-        return text unless constraint
-
-        Gen.one_of(Gen.map(Gen.integer(0..999_999_999), &:to_s), text)
+        choices = [Gen.string(max_length: PARAM_LENGTH)]
+        choices.unshift(Gen.map(Gen.integer(0..999_999_999), &:to_s)) if constraint
+        choices << earlier_gen if @earlier
+        choices.size == 1 ? choices.first : Gen.one_of(*choices)
       end
+
+      # A reference to a value learnt earlier in the session.
+      def earlier_gen = Gen.map(Gen.from((0...SessionState::KEPT).to_a)) { |index| Earlier.new(index) }
 
       def pairs_gen(max_size: PAIRS)
         Gen.hash_of(Gen.string(max_length: NAME_LENGTH), Gen.string(max_length: VALUE_LENGTH), max_size:)
@@ -135,15 +145,42 @@ module Ruzzy
     end
   end
 
+  module Web
+    # Sessions: Arrays of at most +max+ requests of +requests+ (a
+    # RequestGen whose paths may refer to earlier responses).
+    class SessionGen < Gen::MapGen
+      attr_reader :requests
+      attr_accessor :app_expression
+
+      def initialize(requests, max)
+        @requests = requests
+        super(Gen.array(requests, max_length: max), ->(list) { list })
+      end
+
+      def routes = @requests.routes
+    end
+  end
+
   # Gen.request, beside the other generators (gen.rb).
   module Gen
     module_function
 
     # Requests to a Rack app (Ruzzy::Web::Request values): to +routes+
     # ("VERB /path/:param" Strings), or by default to the routes of the
-    # frameworks loaded (Rails', Sinatra's), and to any path.
-    def request(routes: nil)
-      Web::RequestGen.new(routes.nil? ? Web::Routes.discover : Web::Routes.parse(routes))
+    # frameworks loaded (Rails', Sinatra's), and to any path. With
+    # +session+ above 1, Arrays of at most that many requests, sent in
+    # order by Web::RackTarget, which carries cookies, the CSRF token and
+    # the ids and paths of each response to the next request.
+    def request(routes: nil, session: 1)
+      unless session.is_a?(Integer) && session.between?(1, Web::RequestGen::MAX_SESSION)
+        raise InvalidArgumentsError,
+              "session: takes a number of requests from 1 to #{Web::RequestGen::MAX_SESSION}, got #{session.inspect}"
+      end
+
+      routes = routes.nil? ? Web::Routes.discover : Web::Routes.parse(routes)
+      return Web::RequestGen.new(routes) if session == 1
+
+      Web::SessionGen.new(Web::RequestGen.new(routes, earlier: true), session)
     end
   end
 end

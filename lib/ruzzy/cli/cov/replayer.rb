@@ -48,7 +48,9 @@ module Ruzzy
         app = @spec["rack_app"]
         UserCode.watch(app ? Web::AppLoader.root_file(app) : @harness, include: @spec["include"], libraries: !app)
         ::Coverage.start(lines: true, branches: true)
-        capture = Ruzzy.session.capture { app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app)) : load(@harness) }
+        capture = Ruzzy.session.capture do
+          app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app), session: @spec.fetch("session", 1)) : load(@harness)
+        end
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
 
         Ruzzy.session.clear_stack_poisoning_on_raise
