@@ -112,14 +112,19 @@ module Ruzzy
   # framework answers it with), or when +oracle+ (called with the request
   # and a Ruzzy::Web::Response) returns true; bug detectors report as in
   # Ruzzy.fuzz. When Active Record is connected, each request runs in a
-  # transaction rolled back afterwards. The other keywords are Ruzzy.fuzz's.
-  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, args: nil, **options)
+  # transaction rolled back afterwards. With +session+ above 1, an input is
+  # a sequence of up to that many requests that carries cookies, a CSRF
+  # token and the ids earlier responses returned. The other keywords are
+  # Ruzzy.fuzz's.
+  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, session: 1, args: nil, **options)
     target = Web::RackTarget.new(app, statuses:, oracle:)
     changes = Web.test_mode!
-    requests = Gen.request(routes:)
-    requests.app_expression = Web.app_expression(app)
-    warn Web.info(requests.routes, changes)
-    session.input_description = ->(input) { requests.request_text(input) }
+    requests = Gen.request(routes:, session:)
+    warn Web.info(requests.routes, changes, session)
+    expression = Web.app_expression(app)
+    self.session.input_description = lambda do |input, error|
+      Web.describe(target.sent_for(error) || Web::RequestGen.requests_of(requests, input), expression)
+    end
     fuzz(target.method(:call), requests, args:, **options)
   end
 
