@@ -114,12 +114,13 @@ module Ruzzy
   # Ruzzy.fuzz. When Active Record is connected, each request runs in a
   # transaction rolled back afterwards. With +session+ above 1, an input is
   # a sequence of up to that many requests that carries cookies, a CSRF
-  # token and the ids earlier responses returned. The other keywords are
-  # Ruzzy.fuzz's.
-  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, session: 1, args: nil, **options)
+  # token and the ids earlier responses returned. +openapi+ (an OpenAPI or
+  # Swagger file) adds the operations it describes, with the property names
+  # of their JSON bodies. The other keywords are Ruzzy.fuzz's.
+  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, session: 1, openapi: nil, args: nil, **options)
     target = Web::RackTarget.new(app, statuses:, oracle:)
     changes = Web.test_mode!
-    requests = Gen.request(routes:, session:)
+    requests = Gen.request(routes:, session:, openapi:)
     warn Web.info(requests.routes, changes, session)
     expression = Web.app_expression(app)
     self.session.input_description = lambda do |input, error|

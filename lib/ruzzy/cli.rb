@@ -247,7 +247,7 @@ module Ruzzy
       Ruzzy::Coverage.start(**@coverage) if @coverage_enabled
       UserCode.watch(app ? Web::AppLoader.root_file(app) : path, include: @coverage[:include], libraries: !app)
       begin
-        app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app), session: @rack_session || 1) : load(path)
+        app ? Web::AppLoader.fuzz(app, session: @rack_session || 1) : load(path)
       rescue SystemExit
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- report anything the harness raises

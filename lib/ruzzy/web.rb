@@ -60,6 +60,7 @@ module Ruzzy
 
     # What Ruzzy.fuzz_rack says before fuzzing: the routes and the rest.
     def info(routes, changes, session = 1)
+      routes = routes.map { |route| route.body_keys.to_a.empty? ? route : "#{route} {#{route.body_keys.join(", ")}}" }
       listed = routes.first(8).map(&:to_s).join(", ")
       more = routes.size > 8 ? " and #{routes.size - 8} more" : ""
       route_text = routes.empty? ? "no routes known (any path)" : "#{routes.size} routes: #{listed}#{more}"

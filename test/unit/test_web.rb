@@ -4,6 +4,7 @@ require_relative "../test_helper"
 require "ruzzy"
 require "rack"
 require "rack/mock"
+require "fileutils"
 require "tmpdir"
 
 # Web applications (docs/web-apps.md): requests decoded from any bytes reach
@@ -180,6 +181,38 @@ class TestWeb < Minitest::Test
     assert(values.all? { |list| list.size <= 3 && list.all?(W::Request) })
     assert(values.flatten.any? { |one| one.path.is_a?(W::LatePath) })
     assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy::Gen.request(session: 9) }
+  end
+
+  def test_an_openapi_description_gives_routes_and_their_body_keys
+    Dir.mktmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "public"))
+      File.write(File.join(dir, "public", "openapi.yaml"), <<~YAML)
+        openapi: 3.0.0
+        paths:
+          /projects/{project_id}/notes:
+            post:
+              requestBody:
+                content:
+                  application/json:
+                    schema: { $ref: "#/components/schemas/Note" }
+            get: {}
+        components:
+          schemas:
+            Note: { type: object, properties: { title: { type: string }, pinned: { type: boolean } } }
+      YAML
+      file = W::Routes.openapi_file(dir)
+      assert_equal File.join(dir, "public", "openapi.yaml"), file
+      routes = W::Routes.openapi(file)
+      assert_equal({ "POST /projects/:project_id/notes" => %w[title pinned], "GET /projects/:project_id/notes" => [] },
+                   routes.to_h { |route| [route.to_s, route.body_keys] })
+      gen = Ruzzy::Gen.request(routes: [], openapi: file)
+      random = Random.new(3)
+      bodies = Array.new(400) { W::RequestGen.requests_of(gen, random.bytes(random.rand(20..200))).first }
+                    .select { |one| one.verb == "POST" && one.path.start_with?("/projects/") }.map(&:body)
+      assert(bodies.any? { |body| body&.start_with?('{"title":') }, bodies.first(5).inspect)
+      File.write(file, "paths: [1")
+      assert_raises(Ruzzy::InvalidArgumentsError) { W::Routes.openapi(file) }
+    end
   end
 
   def skip_unless_rack_test

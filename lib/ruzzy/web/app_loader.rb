@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../error"
+require_relative "routes"
 
 module Ruzzy
   module Web
@@ -45,6 +46,14 @@ module Ruzzy
         end
 
         app
+      end
+
+      # Ruzzy.fuzz_rack on the app at +path+, with the OpenAPI description
+      # its directory holds, if any (what `ruzzy rack` and `ruzzy cov rack`
+      # run).
+      def fuzz(path, session:)
+        app = load(path)
+        Ruzzy.fuzz_rack(app, session:, openapi: Routes.openapi_file(File.dirname(root_file(path))))
       end
 
       # The file whose directory is the app's own code ("yours").

@@ -58,13 +58,16 @@ module Ruzzy
 
       # The requests of the input +data+ (this generator's value, or a
       # session's list of them).
-      def self.requests_of(gen, data) = Array(gen.value(gen.read(Gen::ByteReader.new(data), Gen::UNLIMITED)))
+      def self.requests_of(gen, data)
+        value = gen.value(gen.read(Gen::ByteReader.new(data), Gen::UNLIMITED))
+        value.is_a?(Array) ? value : [value]
+      end
 
       private
 
       def request_of(parts)
-        verb, path = parts.route
-        content_type, body = parts.body
+        verb, path, route_body = parts.route
+        content_type, body = route_body || parts.body
         Request.new(verb:, path:, query: parts.query, headers: parts.headers, cookies: parts.cookies, body:,
                     content_type:)
       end
@@ -86,11 +89,22 @@ module Ruzzy
       end
 
       def route_alternative(verb, route)
-        return Gen.constant([verb, route.template]) if route.params.empty?
+        keys = route.body_keys || []
+        return Gen.constant([verb, route.template]) if route.params.empty? && keys.empty?
 
         values = Gen.array(param_gen(route.constraints.values.first), max_length: route.params.size)
-        Gen.map(values) do |given|
-          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given)]
+        Gen.map(Gen::PairGen.new(values, keyed_body_gen(keys))) do |given, body|
+          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), body]
+        end
+      end
+
+      # The JSON body of a route whose body's keys are known (OpenAPI):
+      # an object with those keys, each value fuzzed; none when no keys.
+      def keyed_body_gen(keys)
+        return Gen.constant(nil) if keys.empty?
+
+        Gen.map(Gen.array(json_value, max_length: keys.size)) do |values|
+          ["application/json", JSON.generate(keys.zip(values).to_h)]
         end
       end
 
@@ -167,17 +181,20 @@ module Ruzzy
 
     # Requests to a Rack app (Ruzzy::Web::Request values): to +routes+
     # ("VERB /path/:param" Strings), or by default to the routes of the
-    # frameworks loaded (Rails', Sinatra's), and to any path. With
+    # frameworks loaded (Rails', Sinatra's), and to any path; with
+    # +openapi+ (a file), also to the operations it describes, with their
+    # JSON bodies' property names. With
     # +session+ above 1, Arrays of at most that many requests, sent in
     # order by Web::RackTarget, which carries cookies, the CSRF token and
     # the ids and paths of each response to the next request.
-    def request(routes: nil, session: 1)
+    def request(routes: nil, session: 1, openapi: nil)
       unless session.is_a?(Integer) && session.between?(1, Web::RequestGen::MAX_SESSION)
         raise InvalidArgumentsError,
               "session: takes a number of requests from 1 to #{Web::RequestGen::MAX_SESSION}, got #{session.inspect}"
       end
 
       routes = routes.nil? ? Web::Routes.discover : Web::Routes.parse(routes)
+      routes = (routes + Web::Routes.openapi(openapi)).uniq { |route| [route.verbs, route.template] } if openapi
       return Web::RequestGen.new(routes) if session == 1
 
       Web::SessionGen.new(Web::RequestGen.new(routes, earlier: true), session)

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "json"
 require_relative "../error"
 
 module Ruzzy
@@ -8,7 +9,9 @@ module Ruzzy
     # its path +template+ ("/projects/:id/notes", optional parts left out)
     # and its +params+ (the names in the template, in order), with the
     # +constraints+ the app declares for them (name => Regexp).
-    Route = Struct.new(:verbs, :template, :params, :constraints, keyword_init: true) do
+    # +body_keys+: the property names of its JSON body, when an OpenAPI
+    # description says them.
+    Route = Struct.new(:verbs, :template, :params, :constraints, :body_keys, keyword_init: true) do
       # The path with +values+ (Strings, escaped here) in place of the
       # params; a missing value is "1".
       def fill(values)
@@ -47,6 +50,65 @@ module Ruzzy
         (rails + sinatra).uniq { |route| [route.verbs, route.template] }
       end
 
+      # Where an app keeps its OpenAPI description, from its root.
+      OPENAPI_FILES = %w[openapi swagger].product(%w[json yaml yml]).map { |name, ext| "#{name}.#{ext}" }
+      OPENAPI_DIRS = ["", "public", "doc", "docs", "config", "spec", "swagger", "openapi"].freeze
+      # The methods an OpenAPI path item may describe.
+      OPENAPI_VERBS = %w[get put post delete options head patch].freeze
+
+      # The OpenAPI (or Swagger 2) description in the app's directory +root+,
+      # or nil.
+      def openapi_file(root)
+        paths = OPENAPI_DIRS.product(OPENAPI_FILES).map { |dir, file| File.join(root, dir, file) }
+        paths.find { |path| File.file?(path) }
+      end
+
+      # The routes an OpenAPI description (the file +path+, JSON or YAML)
+      # gives: each operation, {param} as :param, with the property names
+      # of its JSON body (OpenAPI 3's requestBody, Swagger 2's body
+      # parameter) as the route's body_keys.
+      def openapi(path)
+        document = read_document(path)
+        base = document["basePath"].to_s.chomp("/")
+        (document["paths"] || {}).flat_map do |template, item|
+          next [] unless item.is_a?(Hash)
+
+          item.slice(*OPENAPI_VERBS).map do |verb, operation|
+            route([verb.upcase], base + template.gsub(/\{([A-Za-z_][A-Za-z0-9_]*)\}/, ':\\1')).tap do |made|
+              made.body_keys = body_keys(operation, document)
+            end
+          end
+        end
+      rescue StandardError => e
+        raise InvalidArgumentsError, "#{path}: not an OpenAPI description ruzzy can read (#{e.class}: #{e.message})"
+      end
+
+      def read_document(path)
+        text = File.read(path)
+        return JSON.parse(text) if path.end_with?(".json")
+
+        require "yaml"
+        YAML.safe_load(text, aliases: true)
+      end
+
+      # The property names of +operation+'s JSON body (references into
+      # #/components/schemas and #/definitions followed once).
+      def body_keys(operation, document)
+        return [] unless operation.is_a?(Hash)
+
+        body = Array(operation["parameters"]).find { |param| param.is_a?(Hash) && param["in"] == "body" }
+        schema = operation.dig("requestBody", "content", "application/json", "schema") || body&.fetch("schema", nil)
+        schema = resolve(schema, document)
+        schema.is_a?(Hash) && schema["properties"].is_a?(Hash) ? schema["properties"].keys.map(&:to_s) : []
+      end
+
+      def resolve(schema, document)
+        ref = schema.is_a?(Hash) && schema["$ref"]
+        return schema unless ref.is_a?(String) && ref.start_with?("#/")
+
+        document.dig(*ref.delete_prefix("#/").split("/"))
+      end
+
       # Routes from +specs+: Strings "VERB /path/:param" (VERB may be
       # "GET|POST" or ANY) or Route objects.
       def parse(specs)
@@ -71,7 +133,7 @@ module Ruzzy
         template = path.gsub(OPTIONAL, "").delete("?")
         template = "/" if template.empty?
         params = template.scan(PARAM).map { |param| param[1..] }
-        Route.new(verbs:, template:, params:, constraints: constraints.slice(*params.map(&:to_sym)))
+        Route.new(verbs:, template:, params:, constraints: constraints.slice(*params.map(&:to_sym)), body_keys: [])
       end
 
       # Rails' routes (Rails.application's), without Rails' own.

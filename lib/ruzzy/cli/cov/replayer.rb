@@ -49,7 +49,7 @@ module Ruzzy
         UserCode.watch(app ? Web::AppLoader.root_file(app) : @harness, include: @spec["include"], libraries: !app)
         ::Coverage.start(lines: true, branches: true)
         capture = Ruzzy.session.capture do
-          app ? Ruzzy.fuzz_rack(Web::AppLoader.load(app), session: @spec.fetch("session", 1)) : load(@harness)
+          app ? Web::AppLoader.fuzz(app, session: @spec.fetch("session", 1)) : load(@harness)
         end
         raise CLI::UsageError, "#{@harness} did not call Ruzzy.fuzz" unless capture
 
