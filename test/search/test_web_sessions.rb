@@ -20,7 +20,7 @@ class TestWebSessions < Minitest::Test
       File.write(File.join(dir, "projects.rb"), docs_app)
       result = ruzzy("--session=3", "rack", "projects.rb", "-seed=1", "-runs=40000", chdir: dir)
       assert_exit 77, result
-      assert_match(/^INFO: ruzzy rack: 2 routes: POST \/projects, GET \/projects\/:id\/export; sessions of up to 3/,
+      assert_match(%r{^INFO: ruzzy rack: 2 routes: POST /projects, GET /projects/:id/export; sessions of up to 3},
                    result.output)
       assert_match(/^KeyError: key not found: "owner"$/, result.output)
       sent = result.output[/^The requests, in order, as curl commands.*?\n((?:  curl .*\n)+)/, 1].to_s.lines
