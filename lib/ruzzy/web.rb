@@ -5,6 +5,7 @@ require_relative "web/request"
 require_relative "web/routes"
 require_relative "web/request_gen"
 require_relative "web/session"
+require_relative "web/links"
 require_relative "web/rack_target"
 require_relative "web/app_loader"
 

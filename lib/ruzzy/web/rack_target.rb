@@ -2,6 +2,7 @@
 
 require_relative "../error"
 require_relative "session"
+require_relative "links"
 
 module Ruzzy
   module Web
@@ -48,6 +49,7 @@ module Ruzzy
         @oracle = oracle
         @base_env = nil
         @sent_by_error = ObjectSpace::WeakMap.new
+        @links = Links.new
       end
 
       # The requests, as sent, of the call that raised +error+ (a session's
@@ -65,8 +67,10 @@ module Ruzzy
           (session ? request : [request]).each do |one|
             one = state.prepare(one) if session
             sent << one
+            @links.guide(one)
             response = respond(one.to_env(@base_env ||= Web.base_env))
             raise_finding(one, response) if finding?(one, response)
+            @links.learn(response)
             state&.learn(response)
           end
         end

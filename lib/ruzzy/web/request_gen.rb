@@ -56,6 +56,14 @@ module Ruzzy
         super(parts, ->(value) { request_of(value) })
       end
 
+      # The path of the free alternative: the String as it is, from "/"
+      # (so a path the app compares with is written into inputs whole),
+      # bytes outside a path's escaped.
+      def self.free_path(text)
+        escaped = text.b.gsub(%r{[^A-Za-z0-9\-._~/]}n) { |byte| format("%%%02X", byte.ord) }
+        escaped.start_with?("/") ? escaped : "/#{escaped}"
+      end
+
       # The requests of the input +data+ (this generator's value, or a
       # session's list of them).
       def self.requests_of(gen, data)
@@ -80,7 +88,7 @@ module Ruzzy
           verbs.map { |verb| route_alternative(verb, route) }
         end
         free = Gen.map(Gen::PairGen.new(Gen.from(VERBS), Gen.string(max_length: VALUE_LENGTH))) do |verb, text|
-          [verb, "/#{text.b.gsub(%r{[^A-Za-z0-9\-._~/]}n) { |byte| format("%%%02X", byte.ord) }}"]
+          [verb, RequestGen.free_path(text)]
         end
         linked = Gen.map(Gen::PairGen.new(Gen.from(VERBS), earlier_gen)) do |verb, ref|
           [verb, LatePath.new(nil, [ref])]
