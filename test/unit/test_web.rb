@@ -129,7 +129,7 @@ class TestWeb < Minitest::Test
       File.write(File.join(dir, "finding_test.rb"),
                  req.to_rack_test("->(env) { [env[\"rack.input\"].read == \"b\" ? 200 : 500, {}, []] }"))
       output = IO.popen([RbConfig.ruby, File.join(dir, "finding_test.rb")], err: %i[child out], &:read)
-      assert_match(/1 runs, 1 assertions, 0 failures, 0 errors/, output)
+      assert_match(/1 runs, \d+ assertions, 0 failures, 0 errors/, output)
     end
   end
 
