@@ -226,14 +226,6 @@ module Ruzzy
       %w[--findings --workers].reduce(words - %w[-- --keep-going]) { |kept, name| Relaunch.without_option(kept, name) }
     end
 
-    def run_dummy(args)
-      $PROGRAM_NAME = "dummy"
-      ARGV.replace(args)
-      require "ruzzy"
-      Ruzzy.dummy
-      EXIT_OK
-    end
-
     # Loads the harness +harness+ (or, for `ruzzy rack`, the Rack app
     # +app+) as the main program with +harness_args+ as ARGV.
     def run_harness(harness, harness_args, app: nil)
@@ -270,7 +262,9 @@ module Ruzzy
       @err.puts "ruzzy: #{harness} raised while loading, before fuzzing started:"
       @err.puts "#{error.class}: #{error.message}"
       (error.backtrace || []).each { |frame| @err.puts "    from #{frame}" }
-      Extensions::Check.load_error_hint(error)&.then { |hint| @err.puts "ruzzy: #{hint}" }
+      (Extensions::Check.load_error_hint(error) || Web::AppLoader.load_error_hint(error))&.then do |hint|
+        @err.puts "ruzzy: #{hint}"
+      end
     end
   end
 end

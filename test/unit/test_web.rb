@@ -215,6 +215,27 @@ class TestWeb < Minitest::Test
     end
   end
 
+  def test_an_app_with_hundreds_of_routes_has_each_reached
+    routes = Array.new(700) { |index| "GET /page#{index}/:id" }
+    gen = Ruzzy::Gen.request(routes:)
+    paths = Array.new(3000) { |index| W::RequestGen.requests_of(gen, [index].pack("n") * 8).first.path }
+    reached = paths.filter_map { |path| path[%r{\A/page(\d+)/}, 1]&.to_i }.uniq
+    assert_operator reached.size, :>, 100
+    assert_operator reached.max, :>=, 600, "routes past the first 256 are reached"
+  end
+
+  def test_a_header_no_server_passes_on_is_said_to_be_reproduced_by_the_test
+    text = W.describe([request(headers: { "Accept" => "\0\0" })], "APP")
+    assert_match(/NUL, CR or LF byte.*the test below reproduces the finding/, text)
+    refute_match(/NUL, CR or LF/, W.describe([request(headers: { "Accept" => "text/html" })], "APP"))
+  end
+
+  def test_an_app_without_a_database_for_its_environment_is_told_what_to_set
+    error = RuntimeError.new("The test database is not configured for the `test` environment.")
+    assert_match(/set RAILS_ENV to an environment it configures/, W::AppLoader.load_error_hint(error))
+    assert_nil W::AppLoader.load_error_hint(RuntimeError.new("other"))
+  end
+
   def skip_unless_rack_test
     require "rack/test"
   end

@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
 require_relative "command_options"
+require_relative "../exit_status"
 require_relative "../test_frameworks/fuzz_test"
 
 module Ruzzy
   class CLI
-    # The commands that load a harness other than a file given: those that
+    # The commands that load a harness other than a file given: `ruzzy
+    # dummy`, those that
     # drive one fuzz_test of a Minitest or RSpec file (each selects the
     # test through the environment, which Ruzzy::FuzzTest reads while the
     # file loads, and loads the file as a harness), and `ruzzy rack`.
@@ -25,6 +27,15 @@ module Ruzzy
         raise UsageError, "no such harness file: #{target[-2] || harness}" unless File.file?(target[-2] || harness)
 
         target
+      end
+
+      # `ruzzy dummy [LIBFUZZER_FLAGS]`: ruzzy's bundled C extension.
+      def run_dummy(args)
+        $PROGRAM_NAME = "dummy"
+        ARGV.replace(args)
+        require "ruzzy"
+        Ruzzy.dummy
+        EXIT_OK
       end
 
       # `ruzzy rack APP [LIBFUZZER_FLAGS]`: fuzzes the Rack app APP.

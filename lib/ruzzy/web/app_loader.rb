@@ -48,6 +48,16 @@ module Ruzzy
         app
       end
 
+      # What to do about +error+, raised while an app loaded, or nil: an app
+      # with no database for the environment it was loaded in.
+      def load_error_hint(error)
+        return nil unless error.message.to_s.match?(/database is not configured|configuration does not specify adapter/)
+
+        "the app was loaded with RAILS_ENV=#{ENV.fetch("RAILS_ENV", "test")}, for which it configures no database " \
+          "(config/database.yml): set RAILS_ENV to an environment it configures, e.g. " \
+          "RAILS_ENV=production ruzzy rack APP (each request's changes to the database are rolled back)"
+      end
+
       # Ruzzy.fuzz_rack on the app at +path+, with the OpenAPI description
       # its directory holds, if any (what `ruzzy rack` and `ruzzy cov rack`
       # run).

@@ -43,6 +43,10 @@ module Ruzzy
         env
       end
 
+      # Whether a header or cookie holds a byte no command line or server
+      # passes on as it is (NUL, CR, LF): then only the test reproduces it.
+      def unsendable? = [*headers.to_a.flatten, *cookies.to_a.flatten].any? { |text| text.to_s.match?(/[\0\r\n]/) }
+
       # The request as a curl command against a server at +base_url+ (a
       # body with bytes a shell argument cannot hold is piped from printf).
       def to_curl(base_url = "http://localhost:3000")
@@ -68,7 +72,8 @@ module Ruzzy
       "SCRIPT_NAME" => "", "SERVER_NAME" => "example.org", "SERVER_PORT" => "80",
       "SERVER_PROTOCOL" => "HTTP/1.1", "HTTP_HOST" => "example.org",
       "rack.url_scheme" => "http", "rack.errors" => $stderr, "rack.multithread" => false,
-      "rack.multiprocess" => true, "rack.run_once" => false, "rack.version" => [1, 3]
+      "rack.multiprocess" => true, "rack.run_once" => false, "rack.version" => [1, 3],
+      "REMOTE_ADDR" => "127.0.0.1"
     }.freeze
 
     # Headers a Rack environment keeps without the HTTP_ prefix.
@@ -80,7 +85,8 @@ module Ruzzy
     def base_env
       return BASE_ENV unless defined?(::Rack::MockRequest)
 
-      ::Rack::MockRequest.env_for("/").except("rack.input", "PATH_INFO", "QUERY_STRING")
+      mock = ::Rack::MockRequest.env_for("/").except("rack.input", "PATH_INFO", "QUERY_STRING")
+      { "REMOTE_ADDR" => "127.0.0.1" }.merge(mock)
     end
 
     # +word+ as one shell word: as it is when nothing in it is special,
@@ -157,6 +163,10 @@ module Ruzzy
     def describe(requests, app_expression)
       many = requests.size > 1
       curl = requests.map { |request| "  #{request.to_curl}\n" }.join
+      if requests.any?(&:unsendable?)
+        curl << "  (a header holds a NUL, CR or LF byte, which neither a shell nor a server passes on as it is: " \
+                "the test below reproduces the finding, curl may not)\n"
+      end
       "The #{many ? "requests, in order," : "request,"} as #{many ? "curl commands" : "a curl command"} " \
         "against the app's server:\n#{curl}" \
         "and as a Minitest test (Rack::Test):\n#{rack_test(requests, app_expression).gsub(/^(?=.)/, "  ")}"

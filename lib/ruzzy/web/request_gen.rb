@@ -38,6 +38,8 @@ module Ruzzy
       NAME_LENGTH = 16
       VALUE_LENGTH = 48
       PAIRS = 4
+      # The most alternatives of one Gen.one_of.
+      CHOICES = 256
       # The most requests of one session.
       MAX_SESSION = 8
 
@@ -54,6 +56,14 @@ module Ruzzy
         parts = Gen.struct(RequestParts, route: route_gen, query: pairs_gen, headers: headers_gen,
                                          cookies: pairs_gen(max_size: 2), body: body_gen)
         super(parts, ->(value) { request_of(value) })
+      end
+
+      # One of +gens+, however many: a one_of of one_ofs of at most
+      # CHOICES each when there are more (an app with hundreds of routes).
+      def self.choice(gens)
+        return Gen.one_of(*gens) if gens.size <= CHOICES
+
+        choice(gens.each_slice(CHOICES).map { |slice| slice.size == 1 ? slice.first : Gen.one_of(*slice) })
       end
 
       # The path of the free alternative: the String as it is, from "/"
@@ -93,7 +103,7 @@ module Ruzzy
         linked = Gen.map(Gen::PairGen.new(Gen.from(VERBS), earlier_gen)) do |verb, ref|
           [verb, LatePath.new(nil, [ref])]
         end
-        Gen.one_of(*routes, free, *(linked if @earlier))
+        RequestGen.choice([*routes, free, *(linked if @earlier)])
       end
 
       def route_alternative(verb, route)
