@@ -28,10 +28,11 @@ module Ruzzy
       # campaign is unset for a replay. Where Ruby, the gems and native
       # libraries are found; what the sanitizers do; and ruzzy's own
       # settings that change what a run finds (the engine, the detectors,
-      # the comparison hooks, the dictionary, coverage locations).
+      # the comparison hooks, the dictionary, coverage locations); the
+      # environment a web app is loaded in (`ruzzy rack`).
       ENVIRONMENT = (%w[
         GEM_HOME GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE LD_PRELOAD LD_LIBRARY_PATH
-        ASAN_OPTIONS UBSAN_OPTIONS
+        ASAN_OPTIONS UBSAN_OPTIONS RACK_ENV APP_ENV RAILS_ENV
       ] + Settings::ALL).freeze
       # libFuzzer's words when -minimize_crash is given an input that no
       # longer fails: it ran, and exited 1.
