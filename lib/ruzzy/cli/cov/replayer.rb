@@ -3,6 +3,7 @@
 require "coverage"
 require "json"
 require "rbconfig"
+require_relative "../../web/app_loader"
 require_relative "../../own_files"
 require_relative "../../user_code"
 require_relative "../../native"
