@@ -34,6 +34,8 @@ module Ruzzy
     class RackTarget
       # Where frameworks keep the exception their error handling rendered.
       EXCEPTION_KEYS = %w[sinatra.error action_dispatch.exception].freeze
+      # Where a raised finding keeps the requests that raised it.
+      SENT = :@__ruzzy_web_requests_sent
 
       def initialize(app, statuses: 500..599, oracle: nil)
         raise InvalidTargetError, "the app must be a Rack app (respond to #call), got #{app.inspect}" \
@@ -48,13 +50,15 @@ module Ruzzy
         @statuses = statuses
         @oracle = oracle
         @base_env = nil
-        @sent_by_error = ObjectSpace::WeakMap.new
         @links = Links.new
       end
 
       # The requests, as sent, of the call that raised +error+ (a session's
-      # with what earlier responses gave them), or nil.
-      def sent_for(error) = (@sent_by_error[error] if error.is_a?(Exception))
+      # with what earlier responses gave them), or nil. They are kept on the
+      # exception itself, so they live as long as it does.
+      def sent_for(error)
+        error.instance_variable_get(SENT) if error.is_a?(Exception) && error.instance_variable_defined?(SENT)
+      end
 
       # Sends +request+, or each request of an Array (a session: what each
       # response gives is carried to the next request, see SessionState);
@@ -76,7 +80,7 @@ module Ruzzy
         end
         nil
       rescue Exception => e # rubocop:disable Lint/RescueException -- a detector's report is an Exception
-        @sent_by_error[e] = sent unless @sent_by_error.key?(e)
+        e.instance_variable_set(SENT, sent) unless e.frozen? || e.instance_variable_defined?(SENT)
         raise
       end
 
