@@ -56,8 +56,9 @@ class TestWebRequests < Minitest::Test
                    result.output)
       assert_match(/^KeyError: key not found: "owner"$/, result.output)
       sent = result.output[/^The requests, in order, as curl commands.*?\n((?:  curl .*\n)+)/, 1].to_s.lines
-      created = sent.index { |line| line.include?("-X POST http://localhost:3000/projects") }
-      exported = sent.index { |line| line.match?(%r{-X GET http://localhost:3000/projects/(\d+)/export(?: |$)}) }
+      # The URL is quoted when its query string needs it.
+      created = sent.index { |line| line.match?(%r{-X POST '?http://localhost:3000/projects(?:[ ?']|$)}) }
+      exported = sent.index { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }
       assert created && exported && created < exported, "a POST /projects before the export:\n#{result.output}"
       id = sent[exported][%r{/projects/(\d+)/export}, 1].to_i
       assert_operator id, :>=, 1000, "the id the POST returned"
