@@ -116,11 +116,14 @@ module Ruzzy
   # a sequence of up to that many requests that carries cookies, a CSRF
   # token and the ids earlier responses returned. +openapi+ (an OpenAPI or
   # Swagger file) adds the operations it describes, with the property names
-  # of their JSON bodies. The other keywords are Ruzzy.fuzz's.
-  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, session: 1, openapi: nil, args: nil, **options)
+  # of their JSON bodies. Keys are drawn from +names+ (by default the
+  # names the app's code mentions) or are any text. The other keywords are
+  # Ruzzy.fuzz's.
+  def fuzz_rack(app, routes: nil, statuses: 500..599, oracle: nil, session: 1, openapi: nil, names: nil, args: nil,
+                **options)
     target = Web::RackTarget.new(app, statuses:, oracle:)
     changes = Web.test_mode!
-    requests = Gen.request(routes:, session:, openapi:)
+    requests = Gen.request(routes:, session:, openapi:, names:)
     warn Web.info(requests.routes, changes, session)
     expression = Web.app_expression(app)
     self.session.input_description = lambda do |input, error|

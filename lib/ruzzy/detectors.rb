@@ -43,6 +43,14 @@ module Ruzzy
        XPathInjection, LDAPInjection, XXE]
     end
 
+    # The canary forms every detector steers inputs towards (its WORDS):
+    # what a generator of a web request offers as a value beside free text.
+    def payloads
+      all.flat_map do |detector|
+        %i[WORDS TEXT_WORDS CODE_WORDS].flat_map { |name| detector.const_defined?(name, false) ? detector.const_get(name) : [] }
+      end.uniq
+    end
+
     # Every detector's name.
     def names
       all.map { |detector| detector::NAME }

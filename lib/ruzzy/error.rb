@@ -35,12 +35,24 @@ module Ruzzy
     end
 
     # The message of +exception+, or "unhandled exception" for an empty
-    # one, as Ruby's own error printer says; never raises.
+    # one, as Ruby's own error printer says, as UTF-8 text; never raises.
     def self.safe_message(exception)
       message = exception.message.to_s
-      message.empty? ? "unhandled exception" : message
+      message.empty? ? "unhandled exception" : text(message)
     rescue Exception => e # rubocop:disable Lint/RescueException -- any failure here must not hide the finding
       "(#message raised #{e.class})"
+    end
+
+    # +string+ as valid UTF-8 text to print beside other text: a byte that
+    # is not part of a character is written \xNN (a binary message, such
+    # as a database's error about the query an input built).
+    def self.text(string)
+      unless string.encoding.ascii_compatible?
+        string = string.encode(Encoding::UTF_8, invalid: :replace, undef: :replace)
+      end
+      string.dup.force_encoding(Encoding::UTF_8).scrub do |bytes|
+        bytes.unpack("C*").map { |byte| format("\\x%02X", byte) }.join
+      end
     end
   end
 

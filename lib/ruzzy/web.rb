@@ -3,6 +3,7 @@
 require_relative "error"
 require_relative "web/request"
 require_relative "web/routes"
+require_relative "web/names"
 require_relative "web/request_gen"
 require_relative "web/session"
 require_relative "web/links"

@@ -160,4 +160,24 @@ class TestApi < Minitest::Test
     end
     assert_match(/#message raised RuntimeError/, Ruzzy::Findings::Report.describe_exception(error))
   end
+
+  # A database's error about a query an input built holds the input's
+  # bytes: a binary message beside a UTF-8 one is still reported.
+  def test_report_shows_a_binary_message_beside_text
+    error = begin
+      begin
+        raise ArgumentError, "near \u2019"
+      rescue ArgumentError
+        raise "unrecognized token: \"'\xFF\"".b
+      end
+    rescue RuntimeError => e
+      e
+    end
+    text = Ruzzy::Findings::Report.describe_exception(error)
+    assert_predicate text, :valid_encoding?
+    assert_match(/^RuntimeError: unrecognized token: "'\\xFF"$/, text)
+    assert_match(/^Caused by: ArgumentError: near \u2019$/, text)
+    assert_equal "a\\xFE", Ruzzy::Error.text("a\xFE".b)
+    assert_equal "\u00e9", Ruzzy::Error.text("\u00e9".encode("UTF-16LE"))
+  end
 end

@@ -58,6 +58,8 @@ class TestWeb < Minitest::Test
       when "/rendered" then env["sinatra.error"] = ArgumentError.new("kept")
                             [500, {}, ["oops"]]
       when "/bare" then [503, {}, []]
+      when "/failsafe" then env["sinatra.error"] = Class.new(StandardError) { def http_status = 404 }.new
+                            [500, {}, ["failsafe"]]
       when "/teapot" then [418, {}, []]
       else [200, {}, ["ok"]]
       end
@@ -68,6 +70,9 @@ class TestWeb < Minitest::Test
     assert_equal "GET /bare answered 503", assert_raises(W::ServerErrorResponse) {
                                              target.call(request(path: "/bare"))
                                            }.message
+    # The error page of a 404 failed: the 500 is the finding, not the 404.
+    assert_match(/answered 500 while rendering the error page of .* \(a 404\)/,
+                 assert_raises(W::ServerErrorResponse) { target.call(request(path: "/failsafe")) }.message)
     assert_nil target.call(request(path: "/teapot"))
     assert_nil target.call(request(path: "/"))
   end
@@ -223,6 +228,35 @@ class TestWeb < Minitest::Test
     reached = paths.filter_map { |path| path[%r{\A/page(\d+)/}, 1]&.to_i }.uniq
     assert_operator reached.size, :>, 100
     assert_operator reached.max, :>=, 600, "routes past the first 256 are reached"
+  end
+
+  def test_keys_are_names_the_app_code_mentions_and_values_may_be_canaries
+    Dir.mktmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "app", "controllers"))
+      FileUtils.mkdir_p(File.join(dir, "vendor"))
+      File.write(File.join(dir, "app", "controllers", "notes.rb"), <<~RUBY)
+        # Reads the note: comments say words that are not names.
+        note = params.require(:note).permit(:title, tags: [])
+        prefs = cookies["prefs"] || request.get_header("HTTP_X_API_TOKEN")
+        json(error: "a message with spaces", id: note[:title]) # title again
+      RUBY
+      File.write(File.join(dir, "vendor", "gem.rb"), "params[:vendored]\n")
+      names = W::Names.of([dir])
+      assert_equal %w[title prefs HTTP_X_API_TOKEN note tags error id], names
+      assert_equal ["X-Api-Token"], W::Names.headers(names)
+      assert_equal names, W::Names.of([dir, dir]), "the same files give the same list"
+
+      gen = Ruzzy::Gen.request(routes: ["POST /notes"], names:)
+      random = Random.new(5)
+      requests = Array.new(600) { W::RequestGen.requests_of(gen, random.bytes(random.rand(20..200))).first }
+      keys = requests.flat_map { |one| one.query.keys + one.cookies.keys + one.headers.keys }
+      values = requests.flat_map { |one| one.query.values + one.cookies.values + one.headers.values }
+      assert_includes values, "../ruzzy", "a detector's canary is a value"
+      assert_includes keys, "note"
+      assert_includes keys, "X-Api-Token"
+      assert(keys.any? { |key| !names.include?(key) && !W::RequestGen::HEADERS.include?(key) }, "free keys too")
+      assert_raises(Ruzzy::InvalidArgumentsError) { Ruzzy::Gen.request(routes: [], names: "note") }
+    end
   end
 
   def test_a_header_no_server_passes_on_is_said_to_be_reproduced_by_the_test

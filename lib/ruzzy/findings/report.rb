@@ -34,8 +34,8 @@ module Ruzzy
         return record_hang(error, input) if error.is_a?(Campaign::HangWatch::InputTimeout) && input
 
         text = describe_exception(error)
-        text << "DEDUP_TOKEN: #{dedup_token(error)}\n" if error.is_a?(Exception)
-        text << describe_input(input, error) if input
+        text << "DEDUP_TOKEN: #{Error.text(dedup_token(error))}\n" if error.is_a?(Exception)
+        text << Error.text(describe_input(input, error)) if input
         store = Ruzzy.session.findings
         return record(store, text, input) if store && input
 
@@ -181,7 +181,9 @@ module Ruzzy
         chain(error).each_with_index do |exception, depth|
           text << "Caused by: " if depth.positive?
           text << "#{Error.class_name(exception)}: #{Error.safe_message(exception)}\n"
-          RubyFrames.target_frames(exception.backtrace || []).each { |frame| text << "    from #{frame}\n" }
+          RubyFrames.target_frames(exception.backtrace || []).each do |frame|
+            text << "    from #{Error.text(frame)}\n"
+          end
         end
         text
       end

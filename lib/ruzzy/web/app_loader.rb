@@ -2,6 +2,7 @@
 
 require_relative "../error"
 require_relative "routes"
+require_relative "names"
 
 module Ruzzy
   module Web
@@ -59,11 +60,12 @@ module Ruzzy
       end
 
       # Ruzzy.fuzz_rack on the app at +path+, with the OpenAPI description
-      # its directory holds, if any (what `ruzzy rack` and `ruzzy cov rack`
-      # run).
+      # its directory holds, if any, and the names its code mentions (what
+      # `ruzzy rack` and `ruzzy cov rack` run).
       def fuzz(path, session:)
         app = load(path)
-        Ruzzy.fuzz_rack(app, session:, openapi: Routes.openapi_file(File.dirname(root_file(path))))
+        dir = File.dirname(root_file(path))
+        Ruzzy.fuzz_rack(app, session:, openapi: Routes.openapi_file(dir), names: Names.discover([dir]))
       end
 
       # The file whose directory is the app's own code ("yours").

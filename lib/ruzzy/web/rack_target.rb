@@ -26,7 +26,8 @@ module Ruzzy
     # #http_status, as Sinatra's have), 500 for any other. The finding is
     # the app's own exception when there is one (escaped, or kept in
     # env["sinatra.error"] / env["action_dispatch.exception"]), so it has
-    # the app's backtrace; else a ServerErrorResponse.
+    # the app's backtrace; else, or when the app's error page for a client
+    # error failed, a ServerErrorResponse.
     #
     # Invariant: when Active Record has a connection, every request runs in
     # a transaction rolled back afterwards (as Rails' transactional tests
@@ -111,9 +112,15 @@ module Ruzzy
       end
 
       def raise_finding(request, response)
-        raise response.exception if response.exception.is_a?(Exception)
+        error = response.exception
+        answered = "#{request.verb} #{request.path} answered #{response.status}"
+        raise ServerErrorResponse, answered unless error.is_a?(Exception)
+        raise error unless response.status >= 500 && (status = status_for(error)) < 500
 
-        raise ServerErrorResponse, "#{request.verb} #{request.path} answered #{response.status}"
+        # The app's error page for a client error failed (Rails prints
+        # "Error during failsafe response"): the exception is not the bug.
+        raise ServerErrorResponse, "#{answered} while rendering the error page of #{error.class} (a #{status}): " \
+                                   "the error handling itself failed"
       end
 
       # The status a framework answers an escaped exception with.

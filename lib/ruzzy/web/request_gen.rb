@@ -2,8 +2,10 @@
 
 require "json"
 require_relative "../gen"
+require_relative "../detectors"
 require_relative "request"
 require_relative "routes"
+require_relative "names"
 require_relative "session"
 
 module Ruzzy
@@ -16,14 +18,19 @@ module Ruzzy
     # The generator of Requests (Gen.request): every input is a well-formed
     # request, its parts in input order route, query, headers, cookies,
     # body, so libFuzzer's structure-aware mutation changes one part at a
-    # time. A route's path params, the names and values of the query, the
-    # cookies and the body's keys are Strings read from the input as they
-    # are: a name the app looks up (params["title"], cookies["prefs"]) and
-    # misses is reported to libFuzzer by the Hash hooks and written into the
-    # next inputs.
+    # time. A route's path params are digits or Strings read from the input
+    # as they are; the values of the query, the headers, the cookies and
+    # the body such Strings or one of the bug detectors' canary forms
+    # (Detectors.payloads: "../ruzzy", ";ruzzy", "' or ruzzy or '"), so a
+    # value that reaches a dangerous call can be the one a detector fires
+    # on. Their names are one of the names the app's code mentions (Names)
+    # or a free String:
+    # a name the app looks up (params["title"], cookies["prefs"]) and
+    # misses is also reported to libFuzzer by the Hash hooks and written
+    # into the next inputs.
     #
-    # Invariant: the generator only depends on the routes it was built
-    # with, so one corpus decodes the same way in every process of a
+    # Invariant: the generator only depends on the routes and names it was
+    # built with, so one corpus decodes the same way in every process of a
     # campaign.
     class RequestGen < Gen::MapGen
       VERBS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
@@ -50,9 +57,11 @@ module Ruzzy
       # The generator of requests to +routes+ (Route objects); with
       # +earlier+, a path param or path may be one an earlier response of
       # the session gave (Earlier).
-      def initialize(routes, earlier: false)
+      def initialize(routes, earlier: false, names: [], payloads: Detectors.payloads)
         @routes = routes.freeze
         @earlier = earlier
+        @names = names.uniq.first(Names::MAX_NAMES).freeze
+        @payloads = payloads.uniq.freeze
         parts = Gen.struct(RequestParts, route: route_gen, query: pairs_gen, headers: headers_gen,
                                          cookies: pairs_gen(max_size: 2), body: body_gen)
         super(parts, ->(value) { request_of(value) })
@@ -110,7 +119,7 @@ module Ruzzy
         keys = route.body_keys || []
         return Gen.constant([verb, route.template]) if route.params.empty? && keys.empty?
 
-        values = Gen.array(param_gen(route.constraints.values.first), max_length: route.params.size)
+        values = Gen.array(param_gen, max_length: route.params.size)
         Gen.map(Gen::PairGen.new(values, keyed_body_gen(keys))) do |given, body|
           [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), body]
         end
@@ -126,31 +135,43 @@ module Ruzzy
         end
       end
 
-      # A path param: a String, for a route with params constrained by a
-      # pattern (id: /\d+/) digits too, in a session an earlier id too.
-      def param_gen(constraint)
-        choices = [Gen.string(max_length: PARAM_LENGTH)]
-        choices.unshift(Gen.map(Gen.integer(0..999_999_999), &:to_s)) if constraint
+      # A path param: digits (most params are ids) or a String, in a
+      # session an earlier id too.
+      def param_gen
+        choices = [Gen.map(Gen.integer(0..999_999_999), &:to_s), Gen.string(max_length: PARAM_LENGTH)]
         choices << earlier_gen if @earlier
-        choices.size == 1 ? choices.first : Gen.one_of(*choices)
+        Gen.one_of(*choices)
+      end
+
+      # The name of a query, form or cookie pair or a JSON key: one the
+      # app's code mentions, or any.
+      def name_gen
+        free = Gen.string(max_length: NAME_LENGTH)
+        @names.empty? ? free : Gen.one_of(Gen.from(@names), free)
       end
 
       # A reference to a value learnt earlier in the session.
       def earlier_gen = Gen.map(Gen.from((0...SessionState::KEPT).to_a)) { |index| Earlier.new(index) }
 
+      # A value: any String, or a detector's canary form.
+      def value_gen
+        free = Gen.string(max_length: VALUE_LENGTH)
+        @payloads.empty? ? free : Gen.one_of(free, Gen.from(@payloads))
+      end
+
       def pairs_gen(max_size: PAIRS)
-        Gen.hash_of(Gen.string(max_length: NAME_LENGTH), Gen.string(max_length: VALUE_LENGTH), max_size:)
+        Gen.hash_of(name_gen, value_gen, max_size:)
       end
 
       def headers_gen
-        name = Gen.one_of(Gen.from(HEADERS), Gen.string(max_length: NAME_LENGTH))
-        Gen.hash_of(name, Gen.string(max_length: VALUE_LENGTH), max_size: 3)
+        name = Gen.one_of(Gen.from((HEADERS + Names.headers(@names)).uniq), Gen.string(max_length: NAME_LENGTH))
+        Gen.hash_of(name, value_gen, max_size: 3)
       end
 
       # No body, a JSON object, a form, a multipart form or raw bytes of a
       # content type.
       def body_gen
-        json = Gen.map(Gen.hash_of(Gen.string(max_length: NAME_LENGTH), json_value, max_size: PAIRS)) do |object|
+        json = Gen.map(Gen.hash_of(name_gen, json_value, max_size: PAIRS)) do |object|
           ["application/json", JSON.generate(object)]
         end
         form = Gen.map(pairs_gen) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
@@ -162,9 +183,9 @@ module Ruzzy
       # JSON values, objects and arrays three deep.
       def json_value
         Gen.recursive(max_depth: 3) do |value|
-          Gen.one_of(Gen.string(max_length: VALUE_LENGTH), Gen.integer, Gen.boolean, Gen.constant(nil),
+          Gen.one_of(value_gen, Gen.integer, Gen.boolean, Gen.constant(nil),
                      Gen.array(value, max_length: PAIRS),
-                     Gen.hash_of(Gen.string(max_length: NAME_LENGTH), value, max_size: PAIRS))
+                     Gen.hash_of(name_gen, value, max_size: PAIRS))
         end
       end
 
@@ -204,8 +225,11 @@ module Ruzzy
     # JSON bodies' property names. With
     # +session+ above 1, Arrays of at most that many requests, sent in
     # order by Web::RackTarget, which carries cookies, the CSRF token and
-    # the ids and paths of each response to the next request.
-    def request(routes: nil, session: 1, openapi: nil)
+    # the ids and paths of each response to the next request. The keys of
+    # queries, forms, JSON bodies and cookies are any Strings or one of
+    # +names+ (by default those the code of the loaded Rails and Sinatra
+    # apps mentions, Web::Names).
+    def request(routes: nil, session: 1, openapi: nil, names: nil)
       unless session.is_a?(Integer) && session.between?(1, Web::RequestGen::MAX_SESSION)
         raise InvalidArgumentsError,
               "session: takes a number of requests from 1 to #{Web::RequestGen::MAX_SESSION}, got #{session.inspect}"
@@ -213,9 +237,13 @@ module Ruzzy
 
       routes = routes.nil? ? Web::Routes.discover : Web::Routes.parse(routes)
       routes = (routes + Web::Routes.openapi(openapi)).uniq { |route| [route.verbs, route.template] } if openapi
-      return Web::RequestGen.new(routes) if session == 1
+      names = names.nil? ? Web::Names.discover : names
+      unless names.is_a?(Array) && names.all?(String)
+        raise InvalidArgumentsError, "names: takes an Array of Strings, got #{names.inspect}"
+      end
+      return Web::RequestGen.new(routes, names:) if session == 1
 
-      Web::SessionGen.new(Web::RequestGen.new(routes, earlier: true), session)
+      Web::SessionGen.new(Web::RequestGen.new(routes, earlier: true, names:), session)
     end
   end
 end

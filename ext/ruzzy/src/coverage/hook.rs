@@ -263,6 +263,21 @@ pub fn reach_compare_site(location: Option<u64>) {
     }
 }
 
+/// Keeps the counters of keys found apart from those of comparison sites.
+const KEY_FOUND_SALT: u64 = 0x6b65_7966_6f75_6e64;
+
+/// Counts a Hash lookup site of instrumented code that found its key (as
+/// [`reach_compare_site`] locates it): a request whose JSON body or
+/// params now hold a key the app reads (`params["query"]`) is new
+/// coverage even where reading it takes no new branch, so the fuzzer keeps
+/// it and goes on to mutate the value the key gave.
+#[inline(always)]
+pub fn reach_key_found(location: Option<u64>) {
+    if let (Some(coverage), Some(location)) = (get(), location) {
+        coverage.map.touch(location ^ KEY_FOUND_SALT);
+    }
+}
+
 /// Keeps the guidance API's counters apart from edge counters.
 const GUIDANCE_SALT: u64 = 0x6775_6964_616e_6365;
 

@@ -1,5 +1,6 @@
 //! Hash hooks: a lookup whose key (an Integer, Symbol or plain String) is
-//! missing reports the key against (some of) the keys the Hash has.
+//! missing reports the key against (some of) the keys the Hash has; one
+//! that finds it counts its site's "found" counter (coverage).
 //!
 //! Fast paths: while `Hash#[]`, `fetch` and the `key?` family are Ruby's
 //! own, their hooks answer from the lookup they made to report (or, for
@@ -128,6 +129,7 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     };
     hook::reach_compare_site(site.location());
     if let Some(value) = found {
+        hook::reach_key_found(site.location());
         return Lookup::Found(value);
     }
     let mut reported = 0;
