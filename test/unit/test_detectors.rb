@@ -240,6 +240,63 @@ class TestDetectors < Minitest::Test
     ruzzy("harness.rb", "input", chdir: dir, env: env.merge("SINK" => sink))
   end
 
+  # A path under files/ of the harness's directory, opened or only probed
+  # (as Sinatra's send_file and static file handlers do before opening).
+  PATH_HARNESS = <<~'RUBY'
+    require "pathname"
+    $stdout.sync = true
+    FILES = File.join(Dir.pwd, "files")
+    Ruzzy.fuzz(lambda { |data|
+      path = File.join(FILES, data)
+      case ENV.fetch("SINK")
+      when "read" then File.read(path) rescue SystemCallError
+      when "file?" then File.file?(path)
+      when "mtime" then File.mtime(path) rescue SystemCallError
+      when "stat" then File.stat(path) rescue SystemCallError
+      when "filetest" then FileTest.exist?(path)
+      when "dir" then Dir.exist?(path)
+      when "pathname" then Pathname.new(path).exist?
+      when "realpath" then File.realpath(path) rescue SystemCallError
+      when "basename" then File.file?(File.join(FILES, File.basename(data)))
+      when "require"
+        # RubyGems' require probes each entry: the load path is no input.
+        $LOAD_PATH.unshift(File.join(FILES, "..", "ruzzy"), File.join(Dir.pwd, "lib"))
+        require "probed_lib"
+      when "answers"
+        puts [File.file?(path), File.exist?(path), File.size?(path), File.stat(path).size, File.directory?(FILES),
+              FileTest.exist?(path), Dir.exist?(FILES), File.realpath(path) == path].inspect
+      end
+      nil
+    })
+  RUBY
+
+  def test_a_path_out_of_its_directory_is_reported_opened_or_probed
+    in_tmpdir do |dir|
+      write_harness(dir, PATH_HARNESS)
+      FileUtils.mkdir_p(File.join(dir, "files"))
+      File.write(File.join(dir, "files", "a.txt"), "abc")
+      {
+        "read" => "IO.read", "file?" => "File.file?", "mtime" => "File.mtime", "stat" => "File.stat",
+        "filetest" => "FileTest.exist?", "dir" => "Dir.exist?", "pathname" => "FileTest.exist?",
+        "realpath" => "File.realpath"
+      }.each do |sink, shown|
+        assert_sink_found(dir, sink, "../ruzzy", /^Ruzzy::Detectors::PathTraversal: path traversal: /,
+                          %r{ #{Regexp.escape(shown)} got "[^"]*/files/\.\./ruzzy", a path of the input's choosing})
+      end
+      assert_sink_found(dir, "file?", "..//ruzzy/x", %r{File.file\? got "[^"]*/files/\.\.//ruzzy/x"})
+      # The last component only; ".." that leads elsewhere; another name.
+      assert_sink_safe(dir, "basename", "../ruzzy")
+      ["a/../b", "../ruzzyx", "../a.txt"].each { |input| assert_sink_safe(dir, "file?", input) }
+      FileUtils.mkdir_p(File.join(dir, "lib"))
+      File.write(File.join(dir, "lib", "probed_lib.rb"), "")
+      assert_sink_safe(dir, "require", "x")
+      # The probes answer as without the detector.
+      answers = run_sink(dir, "answers", "a.txt", {})
+      assert_exit 0, answers
+      assert_equal "[true, true, 3, 3, true, true, true, true]\n", answers.stdout
+    end
+  end
+
   # SQL through sqlite3 (a real database) and Sequel's mock adapter (no
   # database: the query text alone).
   SQL_HARNESS = <<~'RUBY'

@@ -29,6 +29,11 @@ module Ruzzy
       # first segment of an absolute path ("//" is "/").
       ESCAPE = %r{\A/+#{CANARY}(?:/|\z)|(?:\A|/)\.\./+#{CANARY}(?:/|\z)}
 
+      # Where the hooks' own frames are (detectors.rb, detectors/*.rb).
+      HOOKS = File.join(File.dirname(__dir__), "detectors")
+      # RubyGems' require (which newer RubyGems show as <internal:...>).
+      REQUIRE_FILE = %r{/rubygems/core_ext/kernel_require\.rb>?\z}
+
       # What File and FileTest answer about a path without opening it (the
       # methods a class lacks are skipped).
       PROBES = %i[exist? file? directory? readable? readable_real? world_readable? writable? writable_real?
@@ -81,9 +86,20 @@ module Ruzzy
           Detectors.guide(path, WORDS)
           return unless path.include?(CANARY) && escapes?(path)
 
+          return if load_path_search?
+
           sink = sink.sub(/initialize\z/, "new")
           Detectors.report(new("path traversal: #{sink} got #{path.inspect}, a path of the input's choosing " \
                                "outside its directory", sink))
+        end
+
+        # Whether the probe is RubyGems' require looking for a file along
+        # $LOAD_PATH (File.symlink? and File.file? of each entry): the
+        # program's load path, not its input, even where an entry is written
+        # with "..".
+        def load_path_search?
+          caller = caller_locations.find { |location| !location.path.to_s.start_with?(HOOKS) }
+          caller&.path.to_s.match?(REQUIRE_FILE)
         end
 
         # Whether +path+ reaches the canary through "..", or is the
