@@ -833,6 +833,13 @@ module Bench
     output.scan(/Collected : (\d+)/).map { |(count)| Integer(count) }.max
   end
 
+  # What `ruzzy rack` costs a web app per request against Rack::MockRequest
+  # with no fuzzer (bench/web_rack.rb, on examples/web/rails; its own table).
+  def web_rack
+    output, _, status = ruby(File.join(DIR, "web_rack.rb"))
+    puts status.success? ? output : "web_rack: failed (#{status}):\n#{output.lines.last(20).join}"
+  end
+
   # Instructions per iteration of +script+, run as `script MODE N ARG`.
   def per_iteration(script, mode, arg, short: 20_000, long: 120_000)
     counts = [short, long].map do |iterations|
@@ -845,7 +852,7 @@ end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
               parsers campaign workers solves engine_solves engine_parsers detectors detector_cost detector_instructions
-              instructions c_extensions].freeze
+              instructions c_extensions web_rack].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

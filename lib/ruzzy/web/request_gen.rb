@@ -37,6 +37,8 @@ module Ruzzy
       # Header names offered beside free ones.
       HEADERS = %w[Accept Accept-Language Authorization Content-Type Origin Referer User-Agent X-Api-Key
                    X-Forwarded-For X-Forwarded-Host X-Requested-With If-None-Match Range].freeze
+      # Methods whose requests carry a body.
+      BODY_VERBS = %w[POST PUT PATCH DELETE].freeze
       # Content types of a raw body.
       RAW_TYPES = %w[application/json application/xml text/xml text/plain application/octet-stream
                      application/x-www-form-urlencoded].freeze
@@ -117,22 +119,31 @@ module Ruzzy
 
       def route_alternative(verb, route)
         keys = route.body_keys || []
-        return Gen.constant([verb, route.template]) if route.params.empty? && keys.empty?
+        body = keys.empty? ? route_body_gen(verb) : keyed_body_gen(keys)
+        return Gen.constant([verb, route.template]) if route.params.empty? && body.nil?
 
         values = Gen.array(param_gen, max_length: route.params.size)
-        Gen.map(Gen::PairGen.new(values, keyed_body_gen(keys))) do |given, body|
-          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), body]
+        Gen.map(Gen::PairGen.new(values, body || Gen.constant(nil))) do |given, content|
+          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), content]
         end
       end
 
       # The JSON body of a route whose body's keys are known (OpenAPI):
-      # an object with those keys, each value fuzzed; none when no keys.
+      # an object with those keys, each value fuzzed.
       def keyed_body_gen(keys)
-        return Gen.constant(nil) if keys.empty?
-
         Gen.map(Gen.array(json_value, max_length: keys.size)) do |values|
           ["application/json", JSON.generate(keys.zip(values).to_h)]
         end
+      end
+
+      # The body of a request whose method takes one: a JSON object or a
+      # form read right after the route's path params (early in the
+      # input, where the bytes are), or none here and the body part's
+      # instead; nil for other methods.
+      def route_body_gen(verb)
+        return unless BODY_VERBS.include?(verb)
+
+        Gen.one_of(json_object_gen, form_gen, Gen.constant(nil))
       end
 
       # A path param: digits (most params are ids) or a String, in a
@@ -171,13 +182,21 @@ module Ruzzy
       # No body, a JSON object, a form, a multipart form or raw bytes of a
       # content type.
       def body_gen
-        json = Gen.map(Gen.hash_of(name_gen, json_value, max_size: PAIRS)) do |object|
-          ["application/json", JSON.generate(object)]
-        end
-        form = Gen.map(pairs_gen) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
         multipart = Gen.map(pairs_gen) { |pairs| ["multipart/form-data; boundary=#{BOUNDARY}", multipart(pairs)] }
         raw = Gen.map(Gen::PairGen.new(Gen.from(RAW_TYPES), Gen.bytes(max_length: 256)), &:itself)
-        Gen.one_of(Gen.constant(nil), json, form, multipart, raw)
+        Gen.one_of(Gen.constant(nil), json_object_gen, form_gen, multipart, raw)
+      end
+
+      # A JSON object body; its values are text at least half the time (as
+      # most parameters are).
+      def json_object_gen
+        Gen.map(Gen.hash_of(name_gen, Gen.one_of(value_gen, json_value), max_size: PAIRS)) do |object|
+          ["application/json", JSON.generate(object)]
+        end
+      end
+
+      def form_gen
+        Gen.map(pairs_gen) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
       end
 
       # JSON values, objects and arrays three deep.

@@ -267,14 +267,18 @@ pub fn reach_compare_site(location: Option<u64>) {
 const KEY_FOUND_SALT: u64 = 0x6b65_7966_6f75_6e64;
 
 /// Counts a Hash lookup site of instrumented code that found its key (as
-/// [`reach_compare_site`] locates it): a request whose JSON body or
-/// params now hold a key the app reads (`params["query"]`) is new
-/// coverage even where reading it takes no new branch, so the fuzzer keeps
-/// it and goes on to mutate the value the key gave.
+/// [`reach_compare_site`] locates it), one counter per `key` (0 for a key
+/// that is not one the code names): a request whose JSON body or params
+/// now hold a key the app reads (`params[:task]`) is new coverage even
+/// where reading it takes no new branch (and where one framework method
+/// reads every key), so the fuzzer keeps it and goes on to mutate the
+/// value the key gave.
 #[inline(always)]
-pub fn reach_key_found(location: Option<u64>) {
+pub fn reach_key_found(location: Option<u64>, key: u64) {
     if let (Some(coverage), Some(location)) = (get(), location) {
-        coverage.map.touch(location ^ KEY_FOUND_SALT);
+        coverage
+            .map
+            .touch(location ^ KEY_FOUND_SALT ^ crate::coverage::location::mix(key));
     }
 }
 

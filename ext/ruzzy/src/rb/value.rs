@@ -313,6 +313,14 @@ pub fn is_static_symbol(value: VALUE) -> bool {
     rb_sys::STATIC_SYM_P(value)
 }
 
+/// Whether `value` is frozen (a special constant always is).
+#[inline(always)]
+pub fn is_frozen(value: VALUE) -> bool {
+    // SAFETY: rb_obj_frozen_p reads the object's flags; it runs no Ruby
+    // code and allocates nothing.
+    unsafe { rb_sys::rb_obj_frozen_p(value) == QTRUE }
+}
+
 /// The String class.
 #[inline(always)]
 pub fn string_class() -> VALUE {

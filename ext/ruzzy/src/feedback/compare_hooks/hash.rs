@@ -8,7 +8,7 @@
 //! instead of calling `super`.
 
 use super::{builtin, FastPath, Hook, HookModule};
-use crate::coverage::hook;
+use crate::coverage::{hook, path_registry};
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
 use crate::rb::value::{self, boolean, integer_bits, Frame, MethodCall};
@@ -41,6 +41,21 @@ enum Lookup {
     Missing,
     /// The key is not of a kind looked up without running Ruby code.
     Unknown,
+}
+
+/// What tells a found key apart in its site's counters: a key the code
+/// names (a static Symbol, a frozen String: a literal, a Symbol's name as
+/// `HashWithIndifferentAccess` converts it) is itself; any other (a String
+/// built from the input, an Integer) is 0, so an input cannot make a new
+/// counter out of every key it invents.
+fn named_key(frame: &Frame, key: VALUE) -> u64 {
+    if value::is_static_symbol(key) {
+        return key as u64;
+    }
+    match frame.string_bytes(key) {
+        Some(bytes) if value::is_frozen(key) => path_registry::hash_bytes(bytes) | 1,
+        _ => 0,
+    }
 }
 
 /// `Hash#[]`.
@@ -129,7 +144,7 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     };
     hook::reach_compare_site(site.location());
     if let Some(value) = found {
-        hook::reach_key_found(site.location());
+        hook::reach_key_found(site.location(), named_key(frame, key));
         return Lookup::Found(value);
     }
     let mut reported = 0;

@@ -1,0 +1,117 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+
+# examples/web/sinatra, fuzzed as its README says: one campaign from an
+# empty corpus finds each planted bug, and the same app with the bugs fixed
+# (RUZZY_EXAMPLE_FIXED=1) gives no finding, neither from an empty corpus nor
+# on the inputs the campaign filed; each planted bug's request is reported
+# by the bug it plants. The app needs Debian's ruby-sinatra and
+# ruby-sqlite3: without them these tests fail, they are not skipped.
+class TestWebSinatraSearch < Minitest::Test
+  APP = File.join(RuzzyTestHelper::EXAMPLES, "web", "sinatra", "config.ru")
+
+  # One campaign's budget (seconds; the helper's hard timeout is 300 s).
+  CAMPAIGN_SECONDS = 240
+  # Requests the fixed app is sent.
+  FIXED_RUNS = 20_000
+
+  # Each planted bug: the first line of its report, and the request that
+  # found it (the Rack::Test call of the report: method and path).
+  PLANTED = {
+    "missing nested parameter" => [/^NoMethodError: undefined method .(?:\[\]|strip). for nil/,
+                                   %r{custom_request "POST", "/projects/[^/"]+/notes"}],
+    "SQL injection" => [/^Ruzzy::Detectors::SQLInjection: /, %r{custom_request "POST", "/projects/[^/"]+/search"}],
+    "path traversal" => [/^Ruzzy::Detectors::PathTraversal: /, %r{custom_request "GET", "/projects/[^/"]+/files\?}],
+    "command injection" => [/^Ruzzy::Detectors::CommandInjection: /,
+                            %r{custom_request "POST", "/projects/[^/"]+/export"}],
+    "unsafe deserialization" => [/^Ruzzy::Detectors::Deserialization: /, %r{custom_request "GET", "/preferences"}]
+  }.freeze
+
+  # Each planted bug's request, sent once through Web::RackTarget: what the
+  # search must reach, and what each detector must then report.
+  REQUESTS = <<~'RUBY'
+    require "rack"
+    app, = Rack::Builder.parse_file(ENV.fetch("APP"))
+    target = Ruzzy::Web::RackTarget.new(app)
+    def request(verb, path, query: {}, cookies: {}, json: nil)
+      Ruzzy::Web::Request.new(verb:, path:, query:, headers: {}, cookies:, body: json && JSON.generate(json),
+                              content_type: json && "application/json")
+    end
+    REQUESTS = {
+      "notes" => request("POST", "/projects/1/notes", json: { "note" => { "body" => "no title" } }),
+      "search" => request("POST", "/projects/1/search", json: { "query" => "' or ruzzy or '" }),
+      "files" => request("GET", "/projects/1/files", query: { "name" => "../ruzzy" }),
+      "export" => request("POST", "/projects/1/export", json: { "format" => "html;ruzzy" }),
+      "preferences" => request("GET", "/preferences", cookies: { "prefs" => "--- !ruby/object:RuzzyCanary {}" })
+    }.freeze
+    Ruzzy.fuzz(->(data) { target.call(REQUESTS.fetch(data)) if REQUESTS.key?(data); nil })
+  RUBY
+
+  def setup
+    loaded = ruby("-e", "require 'sinatra/base'; require 'sqlite3'")
+    assert loaded.status.success?,
+           "examples/web/sinatra needs Sinatra and sqlite3 (apt-get install ruby-sinatra ruby-sqlite3; " \
+           "bin/setup installs them):\n#{loaded.stderr}"
+  end
+
+  def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it
+    in_tmpdir do |dir|
+      write_harness(dir, REQUESTS)
+      {
+        "notes" => /^NoMethodError: undefined method .strip. for nil/,
+        "search" => /^Ruzzy::Detectors::SQLInjection: SQL injection: SQLite3::Statement.new got the query "SELECT /,
+        # Sinatra's send_file asks File.mtime first: a probe, not an open.
+        "files" => %r{^Ruzzy::Detectors::PathTraversal: path traversal: File.mtime got ".*/files/\.\./ruzzy"},
+        "export" => /^Ruzzy::Detectors::CommandInjection: command injection: Kernel#` would run the command "ruzzy"/,
+        "preferences" => /^Ruzzy::Detectors::Deserialization: unsafe deserialization: .* instantiated RuzzyCanary/
+      }.each do |name, report|
+        File.write(File.join(dir, name), name)
+        found = ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP })
+        assert_exit 77, found
+        assert_match report, found.stderr
+        assert_exit 0, ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP, "RUZZY_EXAMPLE_FIXED" => "1" })
+      end
+    end
+  end
+
+  def test_one_campaign_from_an_empty_corpus_finds_every_planted_bug
+    in_tmpdir do |dir|
+      result = ruzzy("--keep-going", "--workers=1", "rack", APP, "-seed=1", "-max_total_time=#{CAMPAIGN_SECONDS}",
+                     chdir: dir)
+      assert_exit 77, result
+      groups = Dir.glob(File.join(dir, "ruzzy-findings", "*", "report.txt")).to_h do |report|
+        [File.basename(File.dirname(report)), File.read(report).scrub]
+      end
+      # Every input the campaign filed, planted bug or not, is answered by
+      # the fixed app without a finding.
+      inputs = groups.keys.map { |group| File.join("ruzzy-findings", group, "input") }
+      fixed = ruzzy("rack", APP, *inputs, chdir: dir, env: { "RUZZY_EXAMPLE_FIXED" => "1" })
+      assert_exit 0, fixed
+
+      found = PLANTED.transform_values do |(line, request)|
+        groups.find { |_, report| report.match?(line) && report.match?(request) }&.first
+      end
+      listing = ruzzy("findings", chdir: dir).stdout
+      missing = found.select { |_, group| group.nil? }.keys
+      assert_empty missing, "not found in #{CAMPAIGN_SECONDS} s with -seed=1; the campaign found:\n#{listing}"
+
+      # Each planted bug's input, run again, fails again.
+      replay = ruzzy("findings", "replay", *found.values, chdir: dir)
+      assert_exit 77, replay
+      assert_equal PLANTED.size, replay.stdout.scan(/ reproduced$/).size, replay.stdout
+    end
+  end
+
+  def test_the_fixed_app_has_nothing_to_find
+    in_tmpdir do |dir|
+      result = ruzzy("rack", APP, "-seed=1", "-runs=#{runs(FIXED_RUNS)}",
+                     chdir: dir, env: { "RUZZY_EXAMPLE_FIXED" => "1" })
+      assert_exit 0, result
+      assert_match(%r{^INFO: ruzzy rack: 7 routes: GET /, GET /projects/:id, GET /projects/:id/files, },
+                   result.output)
+      assert_match(/^Done #{runs(FIXED_RUNS)} runs in /, result.output)
+      assert_empty artifacts(dir)
+    end
+  end
+end
