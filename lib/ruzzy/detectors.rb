@@ -47,7 +47,9 @@ module Ruzzy
     # what a generator of a web request offers as a value beside free text.
     def payloads
       all.flat_map do |detector|
-        %i[WORDS TEXT_WORDS CODE_WORDS].flat_map { |name| detector.const_defined?(name, false) ? detector.const_get(name) : [] }
+        %i[WORDS TEXT_WORDS CODE_WORDS].flat_map do |name|
+          detector.const_defined?(name, false) ? detector.const_get(name) : []
+        end
       end.uniq
     end
 

@@ -50,7 +50,7 @@ enum Lookup {
 /// counter out of every key it invents.
 fn named_key(frame: &Frame, key: VALUE) -> u64 {
     if value::is_static_symbol(key) {
-        return key as u64;
+        return key;
     }
     match frame.string_bytes(key) {
         Some(bytes) if value::is_frozen(key) => path_registry::hash_bytes(bytes) | 1,
