@@ -479,4 +479,33 @@ class TestFindings < Minitest::Test
       assert_equal [2, "HAN"], [group.findings, File.binread(group.input_path)]
     end
   end
+
+  # A bug detector's finding is named by the user's frame that made the
+  # dangerous call: two SQL injections in two controllers reach SQLite
+  # through the same library frames, and are two groups.
+  def test_a_detector_finding_is_named_by_the_user_code_that_called_the_sink
+    require "ruzzy/detectors"
+    library = ["/usr/lib/ruby/vendor_ruby/sqlite3/database.rb:147:in `new'",
+               "/usr/lib/ruby/vendor_ruby/sqlite3/database.rb:147:in `prepare'",
+               "/usr/share/gems/activerecord/lib/active_record/querying.rb:9:in `find_by_sql'"]
+    reports = %w[members tasks].map do |controller|
+      error = Ruzzy::Detectors::SQLInjection.new("SQL injection: ...", "SQLite3::Statement.new")
+      error.set_backtrace([*library, "/srv/app/app/controllers/#{controller}_controller.rb:12:in `index'",
+                           "/srv/app/config.ru:3:in `call'"])
+      error
+    end
+    tokens = -> { reports.map { |error| Ruzzy::Findings::Report.dedup_token(error) } }
+    assert_equal 1, tokens.call.uniq.size, "without a user's directory, the innermost frames name it"
+    saved = %i[@harness_dir @include @roots @cache].to_h { |name| [name, Ruzzy::UserCode.instance_variable_get(name)] }
+    begin
+      Ruzzy::UserCode.watch("/srv/app/config.ru", libraries: false)
+      assert_equal ["Ruzzy::Detectors::SQLInjection--members_controller.rb:index--config.ru:call",
+                    "Ruzzy::Detectors::SQLInjection--tasks_controller.rb:index--config.ru:call"], tokens.call
+      text = "#{Ruzzy::Findings::Report.describe_exception(reports.last)}DEDUP_TOKEN: #{tokens.call.last}\n"
+      identity = Ruzzy::Findings::Identity.of_report(text)
+      assert_equal "tasks_controller.rb:12", identity.site
+    ensure
+      saved.each { |name, value| Ruzzy::UserCode.instance_variable_set(name, value) }
+    end
+  end
 end

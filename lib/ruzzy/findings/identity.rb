@@ -150,8 +150,9 @@ module Ruzzy
 
       # Where the exception of ruzzy's report +text+ (with the DEDUP_TOKEN
       # +token+) was raised, as file:line (the base name of the file), or
-      # nil: its first "    from path:line:in ..." frame that is neither
-      # ruzzy's own nor Ruby's (<internal:...>). A failed assertion raises
+      # nil: the first "    from path:line:in ..." frame its token names, or
+      # else its first frame that is neither ruzzy's own nor Ruby's
+      # (<internal:...>). A failed assertion raises
       # inside its test framework: its site is the call site its token
       # names (BugShape), found where the framework was loaded; the process
       # reading the report (a supervisor, `ruzzy findings minimise`) may
@@ -160,9 +161,11 @@ module Ruzzy
         error_class, call_site = token.split("--")
         return call_site if BugShape::ASSERTIONS.include?(error_class) && call_site&.match?(/:\d+\z/)
 
-        path, line = text.scan(/^    from (.+?):(\d+):in /).find do |file, _|
-          !file.start_with?(OWN_FILES, "<internal:")
-        end
+        frames = text.scan(/^    from ((.+?):(\d+):in .*)$/)
+        # A bug detector's token starts at the user's frame that made the
+        # dangerous call (Report.caller_frames): its site is that frame.
+        named = frames.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
+        _, path, line = named || frames.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
         "#{File.basename(path)}:#{line}" if path
       end
       private_class_method :raising_site

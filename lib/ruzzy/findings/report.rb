@@ -9,6 +9,7 @@ require_relative "store"
 require_relative "kinds"
 require_relative "bug_shape"
 require_relative "ruby_frames"
+require_relative "../user_code"
 
 module Ruzzy
   module Findings
@@ -214,8 +215,22 @@ module Ruzzy
       def dedup_token(error)
         frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
         parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||
-                frames.first(DEDUP_FRAMES).map { |frame| RubyFrames.normalize_frame(frame) }
+                caller_frames(error, frames).first(DEDUP_FRAMES).map { |frame| RubyFrames.normalize_frame(frame) }
         [error.class.name || "AnonymousException", *parts].join("--")
+      end
+
+      # The frames that name a finding: a bug detector's from the user's
+      # code that made the dangerous call (UserCode: the harness's
+      # directory, the libraries it requires, a web app's directory), whose
+      # sink is a library method every caller shares (every query of a Rails
+      # app reaches SQLite through the same frames of Active Record, so two
+      # injections in two controllers are two groups, not one); any other
+      # exception's from where it was raised.
+      def caller_frames(error, frames)
+        return frames unless defined?(Detectors::Report) && error.is_a?(Detectors::Report)
+
+        first = frames.index { |frame| UserCode.include?(frame[/\A(.+?):\d+:in /, 1].to_s) }
+        first ? frames.drop(first) : frames
       end
 
       # The commands that reproduce and minimise the finding: with the input
