@@ -124,7 +124,9 @@ module Ruzzy
     target = Web::RackTarget.new(app, statuses:, oracle:)
     changes = Web.test_mode!
     requests = Gen.request(routes:, session:, openapi:, names:)
-    warn Web.info(requests.routes, changes, session)
+    info = Web.info(requests.routes, changes, session)
+    warn info
+    warn Campaign.target_line(info.delete_prefix("INFO: ")) if ENV.key?(Campaign::ENV_FINDINGS_DIR)
     expression = Web.app_expression(app)
     self.session.input_description = lambda do |input, error|
       Web.describe(target.sent_for(error) || Web::RequestGen.requests_of(requests, input), expression)

@@ -86,6 +86,7 @@ class TestWebSinatraSearch < Minitest::Test
         result = ruzzy("--keep-going", "--workers=1", "rack", APP, "-seed=#{leg + 1}",
                        "-max_total_time=#{CAMPAIGN_SECONDS}", chdir: dir)
         assert_exit 77, result
+        assert_match(%r{^ruzzy rack: 7 routes: GET /, GET /projects/:id, }, result.output, "the routes are shown")
         groups = Dir.glob(File.join(dir, "ruzzy-findings", "*", "report.txt")).to_h do |report|
           [File.basename(File.dirname(report)), File.read(report).scrub]
         end

@@ -105,6 +105,15 @@ class TestWorkerOutput < Minitest::Test
     assert_nil read(LIBFUZZER).first.corpus_dir, "a harness's worker names none"
   end
 
+  # `ruzzy rack`'s worker says what routes it found; the supervisor shows
+  # the line once (a campaign shows no worker's INFO lines).
+  def test_what_the_target_said_when_it_started
+    info = "ruzzy rack: 2 routes: POST /notes/:id, GET /hello\nsecond line"
+    output, = read("#{Ruzzy::Campaign.target_line(info)}#{LIBFUZZER}")
+    assert_equal "ruzzy rack: 2 routes: POST /notes/:id, GET /hello", output.target
+    assert_nil read(LIBFUZZER).first.target
+  end
+
   # libFuzzer prints a progress line only for new coverage and at powers of
   # two: a target that finds nothing new (every input raises) would show
   # no executions for minutes. The worker's own count fills the gap.

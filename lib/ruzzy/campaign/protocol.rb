@@ -13,7 +13,9 @@ module Ruzzy
   # A worker announces a new group on standard error with new_group_line,
   # and the lines its coverage reached with reached_line; a fuzz test's
   # worker announces the corpus directory its test chose with corpus_line
-  # (the supervisor does not load the test file).
+  # (the supervisor does not load the test file), and a target that says
+  # what it found when it started (`ruzzy rack`'s routes) says it with
+  # target_line, shown once.
   module Campaign
     # The environment variable that makes a process a campaign's worker.
     ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
@@ -34,6 +36,8 @@ module Ruzzy
     NEW_GROUP = /\A==ruzzy== new finding group (\S+) \(([^)]*)\): (.*)$/
 
     CORPUS = /\A==ruzzy== corpus: (.+)$/
+
+    TARGET = /\A==ruzzy== target: (.+)$/
 
     # Where, in the findings directory, a campaign keeps the slow inputs
     # (`slow-unit-<sha1>`) its workers wrote beside their artifacts: a
@@ -74,6 +78,17 @@ module Ruzzy
     # The directory of a corpus_line, or nil.
     def parse_corpus(line)
       line[CORPUS, 1]
+    end
+
+    # The line a worker prints for what its target found when it started
+    # (one line of text), for the supervisor to show once.
+    def target_line(text)
+      "==ruzzy== target: #{text.lines.first.to_s.chomp}\n"
+    end
+
+    # The text of a target_line, or nil.
+    def parse_target(line)
+      line[TARGET, 1]
     end
   end
 end

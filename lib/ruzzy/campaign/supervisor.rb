@@ -164,6 +164,7 @@ module Ruzzy
         @workers.signal("KILL") if @stop_at && now > @stop_at
         @corpus_clock.watch(@workers.corpus_dir)
         @corpus_clock.tick
+        show_target
         show_status
       end
 
@@ -224,6 +225,15 @@ module Ruzzy
                       "without a finding; it printed:\n#{output.report.lines.last(40).join}" \
                       "#{ArtifactFiling.internal_error_note(log_path) if internal}")
         status
+      end
+
+      # Shows, once, what the target said when it started (`ruzzy rack`'s
+      # routes), as a worker announced it.
+      def show_target
+        return if @target_shown || @workers.target.nil?
+
+        @target_shown = true
+        @display.news(@workers.target)
       end
 
       # Shows the status line and logs progress when either is due (+ended+:

@@ -54,6 +54,8 @@ module Ruzzy
       attr_reader :progress, :reached
       # The corpus directory a fuzz test's worker announced, or nil.
       attr_reader :corpus_dir
+      # What the worker's target said when it started (target_line), or nil.
+      attr_reader :target
 
       # +log+: the campaign log. +artifacts+: the worker's artifacts
       # directory (its -artifact_prefix), +slow_units+ where the campaign
@@ -147,6 +149,8 @@ module Ruzzy
           take_reached(*reached)
         elsif (dir = Campaign.parse_corpus(line))
           @corpus_dir = dir
+        elsif (target = Campaign.parse_target(line))
+          @target = target
         elsif (announced = Campaign.parse_new_group(line))
           @report.clear
           yield announced

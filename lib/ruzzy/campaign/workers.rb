@@ -14,7 +14,7 @@ module Ruzzy
       # How many workers were started, the executions of those that ended;
       # the corpus directory a fuzz test's worker announced (nil until one
       # did).
-      attr_reader :started, :executions, :corpus_dir
+      attr_reader :started, :executions, :corpus_dir, :target
 
       # Workers of the campaign whose findings directory is +findings+,
       # writing into +log+, leaving artifacts in +artifacts+/<number>/.
@@ -84,6 +84,7 @@ module Ruzzy
         @corpus = [@corpus, output.progress&.corpus].compact.max
         @reached = [@reached, output.reached].compact.transpose.map(&:max) if output.reached
         @corpus_dir = output.corpus_dir if @corpus_dir.nil?
+        @target = output.target if @target.nil?
       end
     end
   end
