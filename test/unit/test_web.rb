@@ -151,6 +151,27 @@ class TestWeb < Minitest::Test
     end
   end
 
+  # A Sinatra app that subclasses another with routes serves both sets:
+  # the app is the subclass, and every route is read. (In a child process:
+  # Sinatra classes stay in this one's ObjectSpace.)
+  def test_a_sinatra_subclass_is_the_app_and_its_parents_routes_are_read
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "app.rb"), <<~RUBY)
+        require "sinatra/base"
+        class BaseApp < Sinatra::Base
+          get("/health") { "ok" }
+        end
+        class MyApp < BaseApp
+          get("/items/:id") { "item" }
+        end
+      RUBY
+      script = "app = Ruzzy::Web::AppLoader.load(ARGV[0]); puts app, Ruzzy::Web::Routes.discover.map(&:to_s).sort"
+      loaded = ruby("-rruzzy", "-e", script, File.join(dir, "app.rb"))
+      assert loaded.status.success?, loaded.stderr
+      assert_equal ["MyApp", "GET /health", "GET /items/:id"], loaded.stdout.lines.map(&:chomp)
+    end
+  end
+
   def test_a_session_carries_cookies_ids_links_and_the_csrf_token
     seen = []
     app = lambda do |env|

@@ -14,7 +14,8 @@ module Ruzzy
     # - a directory with a config.ru, or a .ru file: Rack::Builder's;
     # - a Ruby file: required; the app is what it defines: the
     #   Rails application, a Sinatra app with routes (classic or one
-    #   Sinatra::Base subclass), or the Rack app in its constant APP.
+    #   Sinatra::Base subclass, or the one subclass of others with routes),
+    #   or the Rack app in its constant APP.
     #
     # Invariant: the app is loaded once, in the process that fuzzes it, after
     # coverage is on (the ruzzy command loads this from its harness).
@@ -102,10 +103,19 @@ module Ruzzy
       def defined_app
         return ::Rails.application if defined?(::Rails) && ::Rails.respond_to?(:application) && ::Rails.application
         return Object.const_get(:APP) if Object.const_defined?(:APP) && Object.const_get(:APP).respond_to?(:call)
+
+        sinatra_app
+      end
+
+      # The one Sinatra app with routes that no other one subclasses (a
+      # subclass serves its parents' routes too), classic apps last; nil
+      # when there is none or more than one.
+      def sinatra_app
         return unless defined?(::Sinatra::Base)
 
         apps = ObjectSpace.each_object(Class).select { |klass| klass < ::Sinatra::Base && klass.routes.any? }
         apps.delete(::Sinatra::Application) if apps.size > 1 && defined?(::Sinatra::Application)
+        apps = apps.reject { |app| apps.any? { |other| other < app } }
         apps.first if apps.size == 1
       end
     end
