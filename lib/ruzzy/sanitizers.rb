@@ -2,6 +2,7 @@
 
 require_relative "error"
 require_relative "native"
+require_relative "settings"
 
 module Ruzzy
   # The sanitizer preload libraries built at `gem install` (when clang and
@@ -120,7 +121,7 @@ module Ruzzy
       return path if path && File.file?(path)
 
       require_relative "sanitizers/clang_runtime"
-      ClangRuntime.find(ENV.fetch("RUZZY_CLANG", "clang"), runtime[:name], ext: "so")
+      ClangRuntime.find(ENV.fetch(Settings::CLANG, "clang"), runtime[:name], ext: "so")
     end
 
     # The value of the status line that starts with +label+, or nil.

@@ -35,5 +35,9 @@ module Ruzzy
     # --workers nor libFuzzer's -workers, -fork or -jobs chooses it
     # (CommandOptions.default_workers; default: one per core).
     WORKERS = "RUZZY_WORKERS"
+
+    # Not a setting of a run either: the clang that builds sanitizer
+    # preloads and instrumented C extensions (default: clang on PATH).
+    CLANG = "RUZZY_CLANG"
   end
 end

@@ -3,6 +3,7 @@
 require "open3"
 require "rbconfig"
 require_relative "../sanitizers"
+require_relative "../settings"
 
 module Ruzzy
   module Extensions
@@ -142,7 +143,7 @@ module Ruzzy
         recorded = Sanitizers.clang
         return recorded if recorded && File.executable?(recorded)
 
-        explicit = @env.fetch("RUZZY_CLANG", "")
+        explicit = @env.fetch(Settings::CLANG, "")
         explicit.empty? ? "clang" : explicit
       end
     end

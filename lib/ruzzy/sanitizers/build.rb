@@ -6,6 +6,7 @@ require "rbconfig"
 require "tmpdir"
 require_relative "../sanitizers"
 require_relative "clang_runtime"
+require_relative "../settings"
 
 module Ruzzy
   # Builds the native pieces that need clang and its sanitizer runtimes into
@@ -50,7 +51,7 @@ module Ruzzy
 
     # dummy: also build Ruzzy.dummy's extension (needs ext/dummy/dummy.c and
     # this Ruby's headers). quiet: do not print the status lines.
-    def initialize(output_dir, clang: ENV.fetch("RUZZY_CLANG", "clang"), dummy: true, quiet: false)
+    def initialize(output_dir, clang: ENV.fetch(Settings::CLANG, "clang"), dummy: true, quiet: false)
       @output = File.expand_path(output_dir)
       @clang = clang
       @dummy = dummy

@@ -5,6 +5,7 @@ require "open3"
 require "tmpdir"
 require_relative "../../sanitizers/build"
 require_relative "../../sanitizers"
+require_relative "../../settings"
 
 module Ruzzy
   class OssFuzz
@@ -19,7 +20,7 @@ module Ruzzy
       # The clang to build with: RUZZY_CLANG, else $CC when it is a clang,
       # else clang on PATH.
       def clang(env)
-        explicit = env.fetch("RUZZY_CLANG", "")
+        explicit = env.fetch(Settings::CLANG, "")
         return explicit unless explicit.empty?
 
         cc = env.fetch("CC", "").split.first
