@@ -180,4 +180,30 @@ class TestApi < Minitest::Test
     assert_equal "a\\xFE", Ruzzy::Error.text("a\xFE".b)
     assert_equal "\u00e9", Ruzzy::Error.text("\u00e9".encode("UTF-16LE"))
   end
+
+  # Every exception class ruzzy defines for its own errors is a
+  # Ruzzy::Error, so `rescue Ruzzy::Error` catches them all; the classes of
+  # findings (what the target did: a detector's report, a hang, a failed
+  # typed input, a server error response) are not.
+  FINDING_CLASSES = %w[Ruzzy::Detectors::Report Ruzzy::Campaign::HangWatch::InputTimeout
+                       Ruzzy::FuzzTest::InputFailure Ruzzy::Web::ServerErrorResponse].freeze
+
+  def test_every_error_class_of_ruzzy_is_a_ruzzy_error
+    lib = File.dirname(Gem.find_files("ruzzy.rb").first)
+    script = <<~RUBY
+      Dir.glob("ruzzy/**/*.rb", base: ARGV[0]).sort.each do |file|
+        require file unless file.end_with?("cov/replay.rb")
+      rescue LoadError # a test framework's adapter, without the framework
+        nil
+      end
+      classes = ObjectSpace.each_object(Class).select { |klass| klass < Exception && klass.name&.start_with?("Ruzzy::") }
+      findings = #{FINDING_CLASSES.inspect}.map { |name| Object.const_get(name) }
+      puts classes.reject { |klass| klass.include?(Ruzzy::Error) || findings.any? { |finding| klass <= finding } }
+      warn classes.size
+    RUBY
+    checked = ruby("-I", lib, "-e", script, lib)
+    assert checked.status.success?, checked.stderr
+    assert_operator checked.stderr.to_i, :>=, 8, "the classes were found"
+    assert_empty checked.stdout.lines, "exception classes that are not a Ruzzy::Error"
+  end
 end

@@ -8,6 +8,7 @@ require_relative "command_options"
 require_relative "../exit_status"
 require_relative "../extensions/check"
 require_relative "../extensions/toolchain"
+require_relative "../error"
 
 module Ruzzy
   # `ruzzy build-ext`: builds a C or C++ extension gem for fuzzing under a
@@ -56,7 +57,9 @@ module Ruzzy
     BUILD_DIR = File.join("tmp", "ruzzy-build-ext")
 
     # Raised when a step of the build fails; the message says which.
-    class Failed < StandardError; end
+    class Failed < StandardError
+      include Ruzzy::Error
+    end
 
     def initialize(argv, out:, err:, env: ENV)
       @argv = argv.dup

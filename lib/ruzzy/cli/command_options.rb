@@ -5,6 +5,7 @@ require "optparse"
 require_relative "../version"
 require_relative "../sanitizers"
 require_relative "../settings"
+require_relative "../error"
 
 module Ruzzy
   # Command-line parsing for ruzzy's commands: each builds an OptionParser
@@ -12,7 +13,9 @@ module Ruzzy
   # and parse errors become a UsageError naming the command.
   module CommandOptions
     # Raised for a command line ruzzy cannot act on.
-    class UsageError < StandardError; end
+    class UsageError < StandardError
+      include Ruzzy::Error
+    end
 
     # A libFuzzer flag: one dash, a name of two or more letters, a value.
     ENGINE_FLAG = /\A-[a-z_]{2,}=/

@@ -13,6 +13,7 @@ require_relative "../findings/store"
 require_relative "cov/report"
 require_relative "cov/native_coverage"
 require_relative "cov/progress_plot"
+require_relative "../error"
 
 module Ruzzy
   # `ruzzy cov HARNESS.rb CORPUS... [-o DIR]`: what did the fuzzer reach?
@@ -55,7 +56,9 @@ module Ruzzy
 
     # The replay could not produce a report (the harness does not load,
     # every input kills the process).
-    class ReplayError < StandardError; end
+    class ReplayError < StandardError
+      include Ruzzy::Error
+    end
 
     # Symbols a sanitizer-built extension needs from a preload: the
     # extension will not load without one.

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../error"
+
 module Ruzzy
   module Extensions
     # What a compiled extension (an ELF64 little-endian shared object, as on
@@ -10,7 +12,9 @@ module Ruzzy
     # only; anything that is not such a file raises NotSharedObject.
     class SharedObject
       # Raised for a file this class cannot read as a shared object.
-      class NotSharedObject < StandardError; end
+      class NotSharedObject < StandardError
+        include Ruzzy::Error
+      end
 
       MAGIC = "\x7FELF".b
       HEADER = 64
