@@ -37,6 +37,8 @@ module Ruzzy
       # Header names offered beside free ones.
       HEADERS = %w[Accept Accept-Language Authorization Content-Type Origin Referer User-Agent X-Api-Key
                    X-Forwarded-For X-Forwarded-Host X-Requested-With If-None-Match Range].freeze
+      # The ids a path param is most often (the first records of a table).
+      SMALL_IDS = (0..255).map(&:to_s).freeze
       # Methods whose requests carry a body.
       BODY_VERBS = %w[POST PUT PATCH DELETE].freeze
       # Content types of a raw body.
@@ -146,10 +148,11 @@ module Ruzzy
         Gen.one_of(json_object_gen, form_gen, Gen.constant(nil))
       end
 
-      # A path param: digits (most params are ids) or a String, in a
-      # session an earlier id too.
+      # A path param: a small id (one byte: "0" to "255"), any number (most
+      # params are ids) or a String, in a session an earlier id too.
       def param_gen
-        choices = [Gen.map(Gen.integer(0..999_999_999), &:to_s), Gen.string(max_length: PARAM_LENGTH)]
+        choices = [Gen.from(SMALL_IDS), Gen.map(Gen.integer(0..999_999_999), &:to_s),
+                   Gen.string(max_length: PARAM_LENGTH)]
         choices << earlier_gen if @earlier
         Gen.one_of(*choices)
       end
