@@ -30,7 +30,9 @@
 # median of its rounds, the rows of one round run one after the other so
 # that a busy machine slows them alike), BENCH_WEB_FLAGS (more ruzzy rows:
 # sets of ruzzy's options separated by ";", such as
-# "--no-compare-hooks;--no-coverage").
+# "--no-compare-hooks;--no-coverage"), BENCH_WEB_CAMPAIGN_SECONDS (each
+# campaign of the executions table, one worker and one per core; default
+# 60, 0 for none).
 # RUZZY_EXAMPLE_FIXED=1 measures the fixed example app.
 #
 # The requests: the first inputs of a seeded random stream that decode
@@ -39,6 +41,7 @@
 # so the mix is what fuzzing sends (most of them answered 4xx) rather than
 # a hand-picked happy path; the table lists them.
 
+require "etc"
 require "json"
 require "open3"
 require "rbconfig"
@@ -56,6 +59,8 @@ module Bench
     # Times each request is sent in the short run of a row.
     SHORT = 1
     SEED = 1
+    # Seconds of each campaign of the executions table (0: no table).
+    CAMPAIGN_SECONDS = Integer(ENV.fetch("BENCH_WEB_CAMPAIGN_SECONDS", "60"))
 
     # [label, how the requests are sent: :plain or :rolled_back (the child
     # --send), or ruzzy's options].
@@ -126,6 +131,7 @@ module Bench
         rounds = Array.new(ROUNDS) { round(app, dir, files) }
         print_table(app, requests, rounds)
       end
+      WebCampaigns.table(app, CAMPAIGN_SECONDS) if CAMPAIGN_SECONDS.positive?
     end
 
     def print_table(app, requests, rounds)
@@ -219,6 +225,37 @@ module Bench
           send_request(rack, request)
           connection.rollback_transaction
         end
+      end
+    end
+  end
+
+  # The web_rack benchmark's executions table: executions per second of a
+  # campaign (`ruzzy --keep-going rack`, from an empty corpus: fuzzing as a
+  # user runs it, mutation and corpus work included) with one worker and
+  # with one per core.
+  module WebCampaigns
+    module_function
+
+    def table(app, seconds)
+      puts "\n### Web app: executions per second of a #{seconds} s campaign from an empty corpus " \
+           "(`ruzzy --keep-going --workers=N rack`, -seed=1)\n\n"
+      puts "| workers | executions | seconds | executions/s |"
+      puts "|---|---|---|---|"
+      [1, Etc.nprocessors].uniq.each do |workers|
+        executions, took = campaign(app, workers, seconds)
+        puts "| #{workers} | #{WebRack.fmt(executions)} | #{took} | #{WebRack.fmt(executions.fdiv(took))} |"
+      end
+    end
+
+    # [executions, seconds] of one campaign.
+    def campaign(app, workers, seconds)
+      Dir.mktmpdir("ruzzy-bench-web-campaign") do |dir|
+        output, = Open3.capture2e("ruzzy", "--keep-going", "--workers=#{workers}", "rack", app, "-seed=1",
+                                  "-max_total_time=#{seconds}", chdir: dir)
+        ran = output.match(/^ruzzy: campaign: (\d+) executions in (\d+) s/)
+        abort "no campaign summary from #{workers} worker(s):\n#{output.lines.last(30).join}" unless ran
+
+        ran.captures.map(&:to_i)
       end
     end
   end
