@@ -112,6 +112,20 @@ module RuzzyTestHelper
     Dir.mktmpdir("ruzzy-test", &)
   end
 
+  # Fuzzes an example web app (examples/web/) with its planted bugs fixed
+  # (RUZZY_EXAMPLE_FIXED=1) for +count+ requests: it must end without a
+  # finding, its INFO line matching +routes+.
+  def assert_fixed_example_silent(app, count, routes)
+    in_tmpdir do |dir|
+      result = ruzzy("rack", app, "-seed=1", "-runs=#{runs(count)}", chdir: dir,
+                                                                     env: { "RUZZY_EXAMPLE_FIXED" => "1" })
+      assert_exit 0, result
+      assert_match(routes, result.output)
+      assert_match(/^Done #{runs(count)} runs in /, result.output)
+      assert_empty artifacts(dir)
+    end
+  end
+
   def artifacts(dir, prefix = "crash-")
     Dir.children(dir).select { |name| name.start_with?(prefix) }.sort
   end

@@ -61,14 +61,7 @@ class TestWebSinatraSearch < Minitest::Test
   end
 
   def test_the_fixed_app_has_nothing_to_find
-    in_tmpdir do |dir|
-      result = ruzzy("rack", APP, "-seed=1", "-runs=#{runs(FIXED_RUNS)}",
-                     chdir: dir, env: { "RUZZY_EXAMPLE_FIXED" => "1" })
-      assert_exit 0, result
-      assert_match(%r{^INFO: ruzzy rack: 7 routes: GET /, GET /projects/:id, GET /projects/:id/files, },
-                   result.output)
-      assert_match(/^Done #{runs(FIXED_RUNS)} runs in /, result.output)
-      assert_empty artifacts(dir)
-    end
+    assert_fixed_example_silent(APP, FIXED_RUNS,
+                                %r{^INFO: ruzzy rack: 7 routes: GET /, GET /projects/:id, GET /projects/:id/files, })
   end
 end
