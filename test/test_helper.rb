@@ -126,6 +126,33 @@ module RuzzyTestHelper
     end
   end
 
+  # Runs a campaign of one worker from an empty corpus in +dir+
+  # (`ruzzy --keep-going --workers=1 ARGS -seed=1 -max_total_time=SECONDS`)
+  # until it has printed a NEW line matching each of +expected+ (name =>
+  # Regexp), then stops it as Ctrl-C does. Returns the names whose line
+  # was printed, and the output.
+  def campaign_until_found(dir, args, expected, seconds:, env: {})
+    log = File.join(dir, "campaign.out")
+    pid = spawn(env, "ruzzy", "--keep-going", "--workers=1", *args, "-seed=1", "-max_total_time=#{seconds}",
+                chdir: dir, %i[out err] => log)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds + 120
+    signal = nil
+    loop do
+      ended = Process.wait(pid, Process::WNOHANG)
+      output = File.binread(log).force_encoding(Encoding::UTF_8).scrub
+      found = expected.keys.select { |name| output.match?(/^  NEW .*#{expected[name]}/) }
+      return [found, output] if ended
+
+      late = Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      wanted = if late then "KILL"
+               elsif found.size == expected.size then "INT"
+               end
+      Process.kill(wanted, pid) if wanted && wanted != signal
+      signal = wanted
+      sleep 1
+    end
+  end
+
   def artifacts(dir, prefix = "crash-")
     Dir.children(dir).select { |name| name.start_with?(prefix) }.sort
   end

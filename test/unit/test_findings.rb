@@ -230,6 +230,21 @@ class TestFindings < Minitest::Test
     assert_equal ["asan--stack-overflow--parse_list@p.c--parse_value@p.c"], identities.map(&:token).uniq
   end
 
+  # `note["title"]` raises TypeError in Integer#[]'s own frame for a note
+  # that is 1, and in its caller's for one that is [] (the interpreter calls
+  # Array#[] without a frame): one bug, one group.
+  def test_a_method_written_in_c_does_not_split_a_group
+    title = ->(note) { note["title"] }
+    errors = [1, []].map do |note|
+      title.call(note)
+    rescue TypeError => e
+      e
+    end
+    tokens = errors.map { |error| Ruzzy::Findings::Report.dedup_token(error) }
+    assert_equal 1, tokens.uniq.size, tokens.inspect
+    assert_match(/\ATypeError--test_findings.rb:test_a_method_written_in_c_does_not_split_a_group--/, tokens.first)
+  end
+
   # Minitest assertions as a fuzz target makes them: the innermost frame
   # outside Minitest is the user's assertion.
   def minitest_checks
@@ -487,7 +502,8 @@ class TestFindings < Minitest::Test
     require "ruzzy/detectors"
     library = ["/usr/lib/ruby/vendor_ruby/sqlite3/database.rb:147:in `new'",
                "/usr/lib/ruby/vendor_ruby/sqlite3/database.rb:147:in `prepare'",
-               "/usr/share/gems/activerecord/lib/active_record/querying.rb:9:in `find_by_sql'"]
+               "/usr/share/gems/activerecord/lib/active_record/querying.rb:9:in `find_by_sql'",
+               "/usr/share/gems/activerecord/lib/active_record/relation.rb:20:in `load'"]
     reports = %w[members tasks].map do |controller|
       error = Ruzzy::Detectors::SQLInjection.new("SQL injection: ...", "SQLite3::Statement.new")
       error.set_backtrace([*library, "/srv/app/app/controllers/#{controller}_controller.rb:12:in `index'",

@@ -172,6 +172,54 @@ class TestWeb < Minitest::Test
     end
   end
 
+  # Each Sinatra route's names are those of its own block, and a request
+  # to it is named mostly with them: the key a route reads is one choice
+  # among its few names, not among all the app's. (In a child process.)
+  def test_a_route_has_the_names_of_its_own_code_and_its_requests_use_them
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "app.rb"), <<~RUBY)
+        require "sinatra/base"
+        class NamedApp < Sinatra::Base
+          post "/projects/:id/search" do
+            JSON.parse(request.body.read)["query"].to_s
+          end
+
+          get "/preferences" do
+            request.cookies["prefs"].to_s + params[:theme].to_s
+          end
+
+          get("/other") { %w[alpha beta gamma delta epsilon zeta eta theta iota kappa].join }
+        end
+      RUBY
+      script = <<~'RUBY'
+        Ruzzy::Web::AppLoader.load(ARGV[0])
+        gen = Ruzzy::Gen.request
+        gen.routes.each { |route| puts "#{route} #{route.names.join(",")}" }
+        random = Random.new(3)
+        requests = Array.new(3_000) { Ruzzy::Web::RequestGen.requests_of(gen, random.bytes(random.rand(8..120))).first }
+        search = requests.select { |one| one.verb == "POST" && one.path.match?(%r{\A/projects/[^/]+/search\z}) }
+        queried = search.count { |one| one.body.to_s.match?(/\A\{.*"query":/m) }
+        preferences = requests.select { |one| one.path == "/preferences" }
+        puts "search #{queried}/#{search.size}", "prefs #{preferences.count { |one| one.cookies.key?("prefs") }}/#{preferences.size}"
+      RUBY
+      loaded = ruby("-rruzzy", "-e", script, File.join(dir, "app.rb"))
+      assert loaded.status.success?, loaded.stderr
+      assert_named_requests(loaded.stdout.lines.map(&:chomp))
+    end
+  end
+
+  def assert_named_requests(lines)
+    assert_includes lines, "POST /projects/:id/search query,id"
+    assert_includes lines, "GET /preferences prefs,theme"
+    queried, search = lines.grep(/\Asearch /).first.split.last.split("/").map(&:to_i)
+    prefs, preferences = lines.grep(/\Aprefs /).first.split.last.split("/").map(&:to_i)
+    assert_operator search, :>, 100, lines.inspect
+    # Without the route's names: under 1 in 50 (a free key, or one of the
+    # app's names, 4 keys at most); with them above 1 in 10.
+    assert_operator queried * 10, :>, search, lines.inspect
+    assert_operator prefs * 10, :>, preferences, lines.inspect
+  end
+
   def test_a_session_carries_cookies_ids_links_and_the_csrf_token
     seen = []
     app = lambda do |env|

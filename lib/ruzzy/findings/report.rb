@@ -209,13 +209,15 @@ module Ruzzy
 
       # Identifies a finding across runs and inputs: the exception class and
       # its innermost frames as file:method, without line numbers (which move
-      # with every edit) or Ruby's "block in" decorations; a stack overflow
+      # with every edit), Ruby's "block in" decorations or the frames of
+      # Ruby's methods written in C (RubyFrames.without_c_methods); a stack overflow
       # and a failed test assertion (by its call site's line and its kind,
       # never its message) by what BugShape.parts says.
       def dedup_token(error)
         frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
         parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||
-                caller_frames(error, frames).first(DEDUP_FRAMES).map { |frame| RubyFrames.normalize_frame(frame) }
+                RubyFrames.without_c_methods(caller_frames(error, frames)).first(DEDUP_FRAMES)
+                          .map { |frame| RubyFrames.normalize_frame(frame) }
         [error.class.name || "AnonymousException", *parts].join("--")
       end
 

@@ -23,6 +23,22 @@ module Ruzzy
         frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
       end
 
+      # +frames+ without those of Ruby's own methods written in C, which
+      # carry their caller's file and line (a frame is left out when the
+      # next one has its file and line and another label), as Identity
+      # leaves them out of a native stack: `1["title"]` raises in
+      # Integer#[]'s frame, `[]["title"]` in its caller's (the interpreter
+      # calls Array#[] without one), and both are one bug.
+      def without_c_methods(frames)
+        sites = frames.map { |frame| frame.match(/\A(.+?:\d+):in (.*)\z/)&.captures }
+        frames.each_with_index.filter_map do |frame, index|
+          site = sites[index]
+          following = sites[index + 1]
+          c_method = site && following && site[0] == following[0] && method_name(site[1]) != method_name(following[1])
+          frame unless c_method
+        end
+      end
+
       # The innermost frames of +backtrace+ (Ruby's "path:line:in 'label'"
       # strings) as a sanitizer prints a stack trace ("    #0 0x0 in LABEL
       # PATH:LINE"), for tools that group crashes by their top frames

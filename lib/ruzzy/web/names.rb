@@ -50,14 +50,46 @@ module Ruzzy
       # The names mentioned in the Ruby files under +dirs+ (a Rails root
       # is read in app/, lib/ and config/).
       def of(dirs)
+        texts = files(dirs.map { |dir| File.expand_path(dir.to_s) }.uniq).map { |path| read(path) }
+        ranked(texts)
+      end
+
+      # The names of the code that answers a route: +code+, a Method,
+      # UnboundMethod or Proc (a controller's action, a Sinatra route's
+      # block), its own lines first, then, with +file+, the rest of its
+      # file's (a controller's helpers and strong parameters). Empty when
+      # its source cannot be read (a method defined in C or by eval).
+      def of_code(code, file: false)
+        path, first = code.source_location
+        return [] unless path.is_a?(String) && File.file?(path)
+
+        lines = read(path).lines
+        last = last_line(code) || first
+        own = ranked([lines[(first - 1)..(last - 1)].to_a.join])
+        file ? (own + ranked([lines.join])).uniq : own
+      rescue StandardError
+        []
+      end
+
+      # The names in +texts+ (Ruby source), ranked by how often they
+      # appear, ties in the order found.
+      def ranked(texts)
         counts = Hash.new(0)
-        files(dirs.map { |dir| File.expand_path(dir.to_s) }.uniq).each do |path|
-          text = read(path).gsub(COMMENT, "")
+        texts.each do |text|
+          text = text.gsub(COMMENT, "")
           [QUOTED, SYMBOL, LABEL].each { |pattern| text.scan(pattern) { |(name)| counts[name] += 1 } }
         end
         counts.reject! { |name, _| KEYWORDS.include?(name) || !name.match?(NAME) }
-        ranked = counts.each_with_index.sort_by { |(_, count), first| [-count, first] }
-        ranked.first(MAX_NAMES).map { |(name, _), _| name }
+        sorted = counts.each_with_index.sort_by { |(_, count), first| [-count, first] }
+        sorted.first(MAX_NAMES).map { |(name, _), _| name }
+      end
+
+      # The last line of +code+'s source, from its instruction sequence
+      # (CRuby's), or nil.
+      def last_line(code)
+        return nil unless defined?(RubyVM::InstructionSequence)
+
+        RubyVM::InstructionSequence.of(code)&.to_a&.dig(4, :code_location, 2)
       end
 
       # Header names among +names+: "X-Api-Key" as it is, Rack's

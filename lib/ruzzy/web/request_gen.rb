@@ -24,7 +24,9 @@ module Ruzzy
     # (Detectors.payloads: "../ruzzy", ";ruzzy", "' or ruzzy or '"), so a
     # value that reaches a dangerous call can be the one a detector fires
     # on. Their names are one of the names the app's code mentions (Names)
-    # or a free String:
+    # or a free String; a route's own parts (right after its path params)
+    # are named mostly with the names of the code that answers it
+    # (Route#names):
     # a name the app looks up (params["title"], cookies["prefs"]) and
     # misses is also reported to libFuzzer by the Hash hooks and written
     # into the next inputs.
@@ -97,10 +99,11 @@ module Ruzzy
       private
 
       def request_of(parts)
-        verb, path, route_body = parts.route
-        content_type, body = route_body || parts.body
-        Request.new(verb:, path:, query: parts.query, headers: parts.headers, cookies: parts.cookies, body:,
-                    content_type:)
+        verb, path, own = parts.route
+        own ||= {}
+        content_type, body = own[:body] || parts.body
+        Request.new(verb:, path:, query: parts.query.merge(own[:query] || {}), headers: parts.headers,
+                    cookies: parts.cookies.merge(own[:cookies] || {}), body:, content_type:)
       end
 
       # One alternative per route (per method, for a route of several),
@@ -119,33 +122,47 @@ module Ruzzy
         RequestGen.choice([*routes, free, *(linked if @earlier)])
       end
 
+      # A route's request: [verb, path, its own parts or nil], the path
+      # params first, then the parts the route's code is most likely to
+      # read ({query:, cookies:, body:}), named as its code names them
+      # (Route#names).
       def route_alternative(verb, route)
         keys = route.body_keys || []
-        body = keys.empty? ? route_body_gen(verb) : keyed_body_gen(keys)
-        return Gen.constant([verb, route.template]) if route.params.empty? && body.nil?
+        own = keys.empty? ? own_parts_gen(verb, route_names(route)) : keyed_body_gen(keys)
+        return Gen.constant([verb, route.template]) if route.params.empty? && own.nil?
 
         values = Gen.array(param_gen, max_length: route.params.size)
-        Gen.map(Gen::PairGen.new(values, body || Gen.constant(nil))) do |given, content|
-          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), content]
+        Gen.map(Gen::PairGen.new(values, own || Gen.constant(nil))) do |given, parts|
+          [verb, given.any?(Earlier) ? LatePath.new(route, given) : route.fill(given), parts]
         end
+      end
+
+      # The names of +route+'s pairs: those its code mentions, the app's or
+      # any.
+      def route_names(route)
+        names = Array(route.names).uniq.first(Names::MAX_NAMES)
+        names.empty? ? name_gen : Gen.one_of(Gen.from(names), name_gen)
       end
 
       # The JSON body of a route whose body's keys are known (OpenAPI):
       # an object with those keys, each value fuzzed.
       def keyed_body_gen(keys)
         Gen.map(Gen.array(json_value, max_length: keys.size)) do |values|
-          ["application/json", JSON.generate(keys.zip(values).to_h)]
+          { body: ["application/json", JSON.generate(keys.zip(values).to_h)] }
         end
       end
 
-      # The body of a request whose method takes one: a JSON object or a
-      # form read right after the route's path params (early in the
-      # input, where the bytes are), or none here and the body part's
-      # instead; nil for other methods.
-      def route_body_gen(verb)
-        return unless BODY_VERBS.include?(verb)
+      # A route's own parts, early in the input where the bytes are: for a
+      # method that takes a body a JSON object or a form, for others a
+      # query or cookies; or none (the request's later parts only).
+      def own_parts_gen(verb, names)
+        if BODY_VERBS.include?(verb)
+          body = Gen.one_of(json_object_gen(names), form_gen(names))
+          return Gen.one_of(Gen.map(body) { |content| { body: content } }, Gen.constant(nil))
+        end
 
-        Gen.one_of(json_object_gen, form_gen, Gen.constant(nil))
+        Gen.one_of(Gen.map(pairs_gen(names)) { |pairs| { query: pairs } },
+                   Gen.map(pairs_gen(names, max_size: 2)) { |pairs| { cookies: pairs } }, Gen.constant(nil))
       end
 
       # A path param: a small id (one byte: "0" to "255"), any number (most
@@ -160,8 +177,10 @@ module Ruzzy
       # The name of a query, form or cookie pair or a JSON key: one the
       # app's code mentions, or any.
       def name_gen
-        free = Gen.string(max_length: NAME_LENGTH)
-        @names.empty? ? free : Gen.one_of(Gen.from(@names), free)
+        @name_gen ||= begin
+          free = Gen.string(max_length: NAME_LENGTH)
+          @names.empty? ? free : Gen.one_of(Gen.from(@names), free)
+        end
       end
 
       # A reference to a value learnt earlier in the session.
@@ -173,8 +192,8 @@ module Ruzzy
         @payloads.empty? ? free : Gen.one_of(free, Gen.from(@payloads))
       end
 
-      def pairs_gen(max_size: PAIRS)
-        Gen.hash_of(name_gen, value_gen, max_size:)
+      def pairs_gen(names = name_gen, max_size: PAIRS)
+        Gen.hash_of(names, value_gen, max_size:)
       end
 
       def headers_gen
@@ -192,22 +211,23 @@ module Ruzzy
 
       # A JSON object body; its values are text at least half the time (as
       # most parameters are).
-      def json_object_gen
-        Gen.map(Gen.hash_of(name_gen, Gen.one_of(value_gen, json_value), max_size: PAIRS)) do |object|
+      def json_object_gen(names = name_gen)
+        Gen.map(Gen.hash_of(names, Gen.one_of(value_gen, json_value(names)), max_size: PAIRS)) do |object|
           ["application/json", JSON.generate(object)]
         end
       end
 
-      def form_gen
-        Gen.map(pairs_gen) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
+      def form_gen(names = name_gen)
+        Gen.map(pairs_gen(names)) { |pairs| ["application/x-www-form-urlencoded", Web.form_encode(pairs)] }
       end
 
-      # JSON values, objects and arrays three deep.
-      def json_value
+      # JSON values, objects and arrays three deep, the objects' keys
+      # +names+.
+      def json_value(names = name_gen)
         Gen.recursive(max_depth: 3) do |value|
           Gen.one_of(value_gen, Gen.integer, Gen.boolean, Gen.constant(nil),
                      Gen.array(value, max_length: PAIRS),
-                     Gen.hash_of(name_gen, value, max_size: PAIRS))
+                     Gen.hash_of(names, value, max_size: PAIRS))
         end
       end
 

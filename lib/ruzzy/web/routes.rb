@@ -2,6 +2,7 @@
 
 require "json"
 require_relative "../error"
+require_relative "names"
 
 module Ruzzy
   module Web
@@ -10,8 +11,9 @@ module Ruzzy
     # and its +params+ (the names in the template, in order), with the
     # +constraints+ the app declares for them (name => Regexp).
     # +body_keys+: the property names of its JSON body, when an OpenAPI
-    # description says them.
-    Route = Struct.new(:verbs, :template, :params, :constraints, :body_keys, keyword_init: true) do
+    # description says them; +names+: those the code that answers it
+    # mentions (Names.of_code), most likely its params' and cookies' names.
+    Route = Struct.new(:verbs, :template, :params, :constraints, :body_keys, :names, keyword_init: true) do
       # The path with +values+ (Strings, escaped here) in place of the
       # params; a missing value is "1".
       def fill(values)
@@ -133,7 +135,8 @@ module Ruzzy
         template = path.gsub(OPTIONAL, "").delete("?")
         template = "/" if template.empty?
         params = template.scan(PARAM).map { |param| param[1..] }
-        Route.new(verbs:, template:, params:, constraints: constraints.slice(*params.map(&:to_sym)), body_keys: [])
+        Route.new(verbs:, template:, params:, constraints: constraints.slice(*params.map(&:to_sym)), body_keys: [],
+                  names: [])
       end
 
       # Rails' routes (Rails.application's), without Rails' own.
@@ -146,10 +149,24 @@ module Ruzzy
 
           verbs = journey.verb.to_s.split("|").reject(&:empty?)
           constraints = journey.requirements.select { |_, value| value.is_a?(Regexp) }
-          route(verbs, path, constraints)
+          route(verbs, path, constraints).tap { |made| made.names = action_names(journey.defaults) }
         end
       rescue StandardError
         [] # an app whose routes cannot be read is fuzzed through the free path
+      end
+
+      # The names of the controller action a Rails route's +defaults+ name
+      # (its method's, then its controller file's), or [].
+      def action_names(defaults)
+        controller, action = defaults.values_at(:controller, :action)
+        return [] unless controller.is_a?(String) && action.is_a?(String)
+
+        klass = ActiveSupport::Inflector.safe_constantize(ActiveSupport::Inflector.camelize("#{controller}_controller"))
+        return [] unless klass.is_a?(Module) && klass.method_defined?(action)
+
+        Names.of_code(klass.instance_method(action), file: true)
+      rescue StandardError, ::LoadError
+        []
       end
 
       # The routes of every Sinatra::Base subclass (HEAD routes Sinatra adds
@@ -161,12 +178,24 @@ module Ruzzy
           app.routes.flat_map do |verb, routes|
             next [] if verb == "HEAD"
 
-            routes.filter_map do |pattern, *|
+            routes.filter_map do |pattern, _conditions, wrapper|
               path = pattern.to_s
-              route([verb], path) if path.start_with?("/") && !pattern.is_a?(Regexp) && sinatra_template?(pattern)
+              next unless path.start_with?("/") && !pattern.is_a?(Regexp) && sinatra_template?(pattern)
+
+              route([verb], path).tap { |made| made.names = block_names(wrapper) }
             end
           end
         end
+      end
+
+      # The names of a Sinatra route's block, which its +wrapper+ (the Proc
+      # Sinatra keeps) holds as its local `block`, or [].
+      def block_names(wrapper)
+        binding = wrapper.binding
+        block = binding.local_variable_get(:block) if binding.local_variable_defined?(:block)
+        block.is_a?(Proc) ? Names.of_code(block) : []
+      rescue StandardError
+        []
       end
 
       # Whether a Sinatra (Mustermann) pattern is a template, not a Regexp.
