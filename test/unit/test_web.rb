@@ -151,6 +151,27 @@ class TestWeb < Minitest::Test
     end
   end
 
+  # `ruzzy rack` traces the app's own files only, and says so; --include
+  # chooses instead (--include=/ every file, Rack's too).
+  def test_ruzzy_rack_traces_the_apps_own_files_unless_told
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "config.ru"), <<~RUBY)
+        require "rack"
+        run Rack::Lint.new(->(env) { [env["PATH_INFO"] == "/a" ? 201 : 200, {}, ["ok"]] })
+      RUBY
+      counted = lambda do |*flags|
+        result = ruzzy(*flags, "rack", "config.ru", "-seed=1", "-runs=50", chdir: dir)
+        assert_exit 0, result
+        [result.output, Integer(result.output[/(\d+) lines and branch arms of instrumented code/, 1])]
+      end
+      own, own_units = counted.call
+      assert_match(%r{^INFO: ruzzy rack: coverage of the app's own files \(#{Regexp.escape(File.realpath(dir))}/\)}, own)
+      every, every_units = counted.call("--include=/")
+      refute_match(/coverage of the app's own files/, every)
+      assert_operator own_units * 10, :<, every_units, "Rack::Lint and Rack are traced with --include=/ only"
+    end
+  end
+
   # A Sinatra app that subclasses another with routes serves both sets:
   # the app is the subclass, and every route is read. (In a child process:
   # Sinatra classes stay in this one's ObjectSpace.)

@@ -3,6 +3,7 @@
 require_relative "command_options"
 require_relative "../exit_status"
 require_relative "../test_frameworks/fuzz_test"
+require_relative "../web/app_loader"
 
 module Ruzzy
   class CLI
@@ -38,10 +39,19 @@ module Ruzzy
         EXIT_OK
       end
 
-      # `ruzzy rack APP [LIBFUZZER_FLAGS]`: fuzzes the Rack app APP.
+      # `ruzzy rack APP [LIBFUZZER_FLAGS]`: fuzzes the Rack app APP, with
+      # coverage of the app's own files unless --include says where.
       def run_rack(args)
         app, *flags = args
-        run_harness("rack", flags, app: File.expand_path(rack_app(app)))
+        app = File.expand_path(rack_app(app))
+        if @coverage[:include].empty?
+          patterns = Web::AppLoader.coverage_patterns(app)
+          @coverage[:include] += patterns[:include]
+          @coverage[:exclude] += patterns[:exclude]
+          @err.puts "INFO: ruzzy rack: coverage of the app's own files (#{patterns[:include].first}); " \
+                    "--include=/ traces the framework's too"
+        end
+        run_harness("rack", flags, app:)
       end
 
       # +app+ (ruzzy rack's APP), checked.

@@ -69,6 +69,18 @@ module Ruzzy
         Ruzzy.fuzz_rack(app, session:, openapi: Routes.openapi_file(dir), names: Names.discover([dir]))
       end
 
+      # Where `ruzzy rack` traces coverage unless --include says where:
+      # the app's own files (its directory, without the folders that hold
+      # no code it runs on a request, Names::SKIPPED), so that the inputs
+      # kept are those that reach new code of the app, not those that vary
+      # the framework's work (which otherwise fills the corpus: a Rails
+      # app's members listing is new Active Record and rendering coverage
+      # for every new query). Coverage.start's +include+ and +exclude+.
+      def coverage_patterns(path)
+        dir = File.dirname(root_file(path))
+        { include: ["#{dir}/"], exclude: Names::SKIPPED.map { |folder| "#{dir}/#{folder}/" } }
+      end
+
       # The file whose directory is the app's own code ("yours").
       def root_file(path)
         path = File.expand_path(path)

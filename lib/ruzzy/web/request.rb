@@ -34,7 +34,8 @@ module Ruzzy
       # keys: Rack::MockRequest.env_for's when Rack is loaded).
       def to_env(base = Web.base_env)
         env = base.merge("REQUEST_METHOD" => verb, "PATH_INFO" => path, "QUERY_STRING" => query_string)
-        headers.each { |name, value| env[Web.header_key(name)] = value }
+        # A server passes a header's value on as bytes (Rack's SPEC).
+        headers.each { |name, value| env[Web.header_key(name)] = value.to_s.b }
         env["HTTP_COOKIE"] = cookie_header unless cookies.empty?
         input = (body || "").b
         env["rack.input"] = StringIO.new(input)

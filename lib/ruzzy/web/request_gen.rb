@@ -89,6 +89,13 @@ module Ruzzy
         escaped.start_with?("/") ? escaped : "/#{escaped}"
       end
 
+      # The header name of the free String +text+: its bytes that an HTTP
+      # token may hold, or "X" when none is.
+      def self.header_name(text)
+        name = text.b.delete("^!#$%&'*+\\-.^_`|~0-9A-Za-z")
+        name.empty? ? "X" : name
+      end
+
       # The requests of the input +data+ (this generator's value, or a
       # session's list of them).
       def self.requests_of(gen, data)
@@ -154,15 +161,26 @@ module Ruzzy
 
       # A route's own parts, early in the input where the bytes are: for a
       # method that takes a body a JSON object or a form, for others a
-      # query or cookies; or none (the request's later parts only).
+      # query or cookies; or none (the request's later parts only). Their
+      # params may be nested one level, as Rails' strong parameters read
+      # them (`{"task": {"title": ...}}`, `task[title]=...`).
       def own_parts_gen(verb, names)
+        nested = nested_name_gen(names)
         if BODY_VERBS.include?(verb)
-          body = Gen.one_of(json_object_gen(names), form_gen(names))
+          object = Gen.hash_of(names, value_gen, max_size: PAIRS)
+          json = json_object_gen(names, Gen.one_of(value_gen, object, json_value(names)))
+          body = Gen.one_of(json, form_gen(nested))
           return Gen.one_of(Gen.map(body) { |content| { body: content } }, Gen.constant(nil))
         end
 
-        Gen.one_of(Gen.map(pairs_gen(names)) { |pairs| { query: pairs } },
+        Gen.one_of(Gen.map(pairs_gen(nested)) { |pairs| { query: pairs } },
                    Gen.map(pairs_gen(names, max_size: 2)) { |pairs| { cookies: pairs } }, Gen.constant(nil))
+      end
+
+      # The key of a query or form param: one of +names+, or one nested in
+      # another as Rack reads a form ("task[title]").
+      def nested_name_gen(names)
+        Gen.one_of(names, Gen.map(Gen::PairGen.new(names, names)) { |outer, inner| "#{outer}[#{inner}]" })
       end
 
       # A path param: a small id (one byte: "0" to "255"), any number (most
@@ -196,8 +214,11 @@ module Ruzzy
         Gen.hash_of(names, value_gen, max_size:)
       end
 
+      # Headers: names a server passes on (an HTTP token: a request with
+      # another is refused before it reaches the app), known or free.
       def headers_gen
-        name = Gen.one_of(Gen.from((HEADERS + Names.headers(@names)).uniq), Gen.string(max_length: NAME_LENGTH))
+        free = Gen.map(Gen.string(max_length: NAME_LENGTH)) { |text| RequestGen.header_name(text) }
+        name = Gen.one_of(Gen.from((HEADERS + Names.headers(@names)).uniq), free)
         Gen.hash_of(name, value_gen, max_size: 3)
       end
 
@@ -211,8 +232,8 @@ module Ruzzy
 
       # A JSON object body; its values are text at least half the time (as
       # most parameters are).
-      def json_object_gen(names = name_gen)
-        Gen.map(Gen.hash_of(names, Gen.one_of(value_gen, json_value(names)), max_size: PAIRS)) do |object|
+      def json_object_gen(names = name_gen, values = Gen.one_of(value_gen, json_value(names)))
+        Gen.map(Gen.hash_of(names, values, max_size: PAIRS)) do |object|
           ["application/json", JSON.generate(object)]
         end
       end
