@@ -54,6 +54,21 @@ class TestDetectors < Minitest::Test
     end
   end
 
+  # The input's command, whatever the program appends to it, is the
+  # input's choice; a longer word that merely starts with the canary is not
+  # the canary.
+  def test_a_command_the_program_appends_a_suffix_to_is_the_inputs
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(->(data) { system("true \#{ENV.fetch("NAME")}.tar.gz 2>/dev/null"); nil })
+      RUBY
+      found = ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "NAME" => "x;ruzzy" })
+      assert_exit 77, found
+      assert_match(/Kernel#system would run the command "ruzzy.tar.gz" in "true x;ruzzy.tar.gz/, found.stderr)
+      assert_exit 0, ruzzy("harness.rb", "-runs=10", chdir: dir, env: { "NAME" => "x;ruzzyish" })
+    end
+  end
+
   def test_detectors_can_be_turned_off_by_name
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)

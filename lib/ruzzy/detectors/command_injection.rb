@@ -10,7 +10,8 @@ module Ruzzy
     # exec, `` ` `` and %x, Kernel#open and IO.read & co. with "|command",
     # IO.popen, Process.spawn, PTY.spawn; Open3 goes through spawn) that
     # would run the canary command: as the program itself, or in a command
-    # position of a shell script (`ping -c 1 x;ruzzy`). Reported before
+    # position of a shell script (`ping -c 1 x;ruzzy`), its name maybe
+    # followed by what the program appended (`tar -czf x;ruzzy.tar.gz`). Reported before
     # anything runs. Arguments of a program given as a list are data, never
     # commands (argument-array `system("ping", host)` is the safe form).
     class CommandInjection < Report
@@ -99,8 +100,13 @@ module Ruzzy
           report(sink, "would run the command #{command.inspect} in #{script.inspect}") if command
         end
 
+        # Whether +program+ is the canary command: named CANARY, or CANARY
+        # and a suffix the program appended to what the input wrote
+        # ("x;ruzzy" pasted into "export-x;ruzzy.tar.gz" runs
+        # "ruzzy.tar.gz": the input chose the command all the same).
         def canary?(program)
-          File.basename(program) == CANARY
+          name = File.basename(program)
+          name.start_with?(CANARY) && !name[CANARY.size]&.match?(/\w/)
         end
 
         def report(sink, what)
