@@ -30,7 +30,7 @@ class TestWebRailsSearch < Minitest::Test
     "board" => /Ruzzy::Detectors::Deserialization: /
   }.freeze
   # The campaign's budget.
-  CAMPAIGN_SECONDS = 600
+  CAMPAIGN_SECONDS = 900
 
   # From an empty corpus, as the README's campaign runs it, one worker
   # finds the five planted bugs: the routes, the nested JSON keys
