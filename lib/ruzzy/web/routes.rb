@@ -159,9 +159,10 @@ module Ruzzy
       # (its method's, then its controller file's), or [].
       def action_names(defaults)
         controller, action = defaults.values_at(:controller, :action)
-        return [] unless controller.is_a?(String) && action.is_a?(String)
+        return [] unless defined?(::ActiveSupport::Inflector) && controller.is_a?(String) && action.is_a?(String)
 
-        klass = ActiveSupport::Inflector.safe_constantize(ActiveSupport::Inflector.camelize("#{controller}_controller"))
+        inflector = ::ActiveSupport::Inflector
+        klass = inflector.safe_constantize(inflector.camelize("#{controller}_controller"))
         return [] unless klass.is_a?(Module) && klass.method_defined?(action)
 
         Names.of_code(klass.instance_method(action), file: true)
