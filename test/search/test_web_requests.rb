@@ -50,12 +50,17 @@ class TestWebRequests < Minitest::Test
                   "Debian's ruby-sinatra (bin/setup installs it)")
     in_tmpdir do |dir|
       File.write(File.join(dir, "projects.rb"), docs_app)
-      result = ruzzy("--session=3", "rack", "projects.rb", "-seed=1", "-runs=40000", chdir: dir)
+      # (Rack 2.2, Debian 12's, has a bug of its own that an empty
+      # X-Forwarded-Host header reaches: NoMethodError, ignored here.)
+      result = ruzzy("--session=3", "--ignore=NoMethodError", "rack", "projects.rb", "-seed=1", "-runs=40000",
+                     chdir: dir)
       assert_exit 77, result
       assert_match(%r{^INFO: ruzzy rack: 2 routes: POST /projects, GET /projects/:id/export; sessions of up to 3},
                    result.output)
       assert_match(/^KeyError: key not found: "owner"$/, result.output)
-      sent = result.output[/^The requests, in order, as curl commands.*?\n((?:  curl .*\n)+)/, 1].to_s.lines
+      # (A body with bytes a shell argument cannot hold is piped from printf.)
+      sent = result.output[/^The requests, in order, as curl commands.*?\n((?:  (?:printf .*\| )?curl .*\n)+)/, 1]
+                   .to_s.lines
       # The URL is quoted when its query string needs it.
       created = sent.index { |line| line.match?(%r{-X POST '?http://localhost:3000/projects(?:[ ?']|$)}) }
       exported = sent.index { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }

@@ -243,6 +243,12 @@ class TestFindings < Minitest::Test
     tokens = errors.map { |error| Ruzzy::Findings::Report.dedup_token(error) }
     assert_equal 1, tokens.uniq.size, tokens.inspect
     assert_match(/\ATypeError--test_findings.rb:test_a_method_written_in_c_does_not_split_a_group--/, tokens.first)
+    # Hash#fetch wrapped by a comparison hook: two frames of C code at the
+    # caller's line.
+    hooked = KeyError.new("key not found")
+    hooked.set_backtrace(["/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `block in <main>'",
+                          "/app/a.rb:9:in `<main>'"])
+    assert_equal "KeyError--a.rb:<top>--a.rb:<top>", Ruzzy::Findings::Report.dedup_token(hooked)
   end
 
   # Minitest assertions as a fuzz target makes them: the innermost frame
