@@ -126,6 +126,23 @@ module RuzzyTestHelper
     end
   end
 
+  # Sends each planted bug's request of an example web app (examples/web/)
+  # through the harness +requests+ (its inputs are the names of +reports+):
+  # each is reported as its Regexp in +reports+ says, and the same app with
+  # its bugs fixed (RUZZY_EXAMPLE_FIXED=1) answers it without a finding.
+  def assert_planted_requests_reported(app, requests, reports)
+    in_tmpdir do |dir|
+      write_harness(dir, requests)
+      reports.each do |name, report|
+        File.write(File.join(dir, name), name)
+        found = ruzzy("harness.rb", name, chdir: dir, env: { "APP" => app })
+        assert_exit 77, found
+        assert_match report, found.stderr
+        assert_exit 0, ruzzy("harness.rb", name, chdir: dir, env: { "APP" => app, "RUZZY_EXAMPLE_FIXED" => "1" })
+      end
+    end
+  end
+
   # Runs a campaign of one worker from an empty corpus in +dir+
   # (`ruzzy --keep-going --workers=1 ARGS -seed=1 -max_total_time=SECONDS`)
   # until it has printed a NEW line matching each of +expected+ (name =>

@@ -58,16 +58,7 @@ class TestWebRailsSearch < Minitest::Test
   CAMPAIGN_SECONDS = 480
 
   def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it
-    in_tmpdir do |dir|
-      write_harness(dir, REQUESTS)
-      PLANTED.each do |name, report|
-        File.write(File.join(dir, name), name)
-        found = ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP })
-        assert_exit 77, found
-        assert_match(/^#{report}/, found.stderr)
-        assert_exit 0, ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP, "RUZZY_EXAMPLE_FIXED" => "1" })
-      end
-    end
+    assert_planted_requests_reported(APP, REQUESTS, PLANTED.transform_values { |report| /^#{report}/ })
   end
 
   # From an empty corpus, as the README's campaign runs it, one worker

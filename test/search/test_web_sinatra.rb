@@ -41,24 +41,18 @@ class TestWebSinatraSearch < Minitest::Test
            "bin/setup installs them):\n#{loaded.stderr}"
   end
 
+  # What each planted request is reported as.
+  REPORTS = {
+    "notes" => /^NoMethodError: undefined method .strip. for nil/,
+    "search" => /^Ruzzy::Detectors::SQLInjection: SQL injection: SQLite3::Statement.new got the query "SELECT /,
+    # Sinatra's send_file asks File.mtime first: a probe, not an open.
+    "files" => %r{^Ruzzy::Detectors::PathTraversal: path traversal: File.mtime got ".*/files/\.\./ruzzy"},
+    "export" => /^Ruzzy::Detectors::CommandInjection: command injection: Kernel#` would run the command "ruzzy"/,
+    "preferences" => /^Ruzzy::Detectors::Deserialization: unsafe deserialization: .* instantiated RuzzyCanary/
+  }.freeze
+
   def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it
-    in_tmpdir do |dir|
-      write_harness(dir, REQUESTS)
-      {
-        "notes" => /^NoMethodError: undefined method .strip. for nil/,
-        "search" => /^Ruzzy::Detectors::SQLInjection: SQL injection: SQLite3::Statement.new got the query "SELECT /,
-        # Sinatra's send_file asks File.mtime first: a probe, not an open.
-        "files" => %r{^Ruzzy::Detectors::PathTraversal: path traversal: File.mtime got ".*/files/\.\./ruzzy"},
-        "export" => /^Ruzzy::Detectors::CommandInjection: command injection: Kernel#` would run the command "ruzzy"/,
-        "preferences" => /^Ruzzy::Detectors::Deserialization: unsafe deserialization: .* instantiated RuzzyCanary/
-      }.each do |name, report|
-        File.write(File.join(dir, name), name)
-        found = ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP })
-        assert_exit 77, found
-        assert_match report, found.stderr
-        assert_exit 0, ruzzy("harness.rb", name, chdir: dir, env: { "APP" => APP, "RUZZY_EXAMPLE_FIXED" => "1" })
-      end
-    end
+    assert_planted_requests_reported(APP, REQUESTS, REPORTS)
   end
 
   # The planted bugs, as a campaign's NEW lines name them.
