@@ -44,7 +44,8 @@ class TestWebRequests < Minitest::Test
 
   # The app is docs/web-apps.md's own (read from the page, so the guide's
   # example is what is tested): its export fails only for a project a
-  # request created before.
+  # request of the same input created before, kept in the session cookie
+  # that request set (nothing outlives the input, so it replays alone).
   def test_a_bug_behind_a_resource_made_by_an_earlier_request_is_found_and_shown_as_sent
     prerequisite!(system(RbConfig.ruby, "-e", "require 'sinatra/base'", err: File::NULL),
                   "Debian's ruby-sinatra (bin/setup installs it)")
@@ -66,7 +67,12 @@ class TestWebRequests < Minitest::Test
       exported = sent.index { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }
       assert created && exported && created < exported, "a POST /projects before the export:\n#{result.output}"
       id = sent[exported][%r{/projects/(\d+)/export}, 1].to_i
-      assert_operator id, :>=, 1000, "the id the POST returned"
+      assert_operator id, :>=, 1_000_000, "the id the POST returned"
+      assert_match(/-H 'Cookie: rack\.session=/, sent[exported], "the session cookie the POST set")
+      replayed = ruzzy("--session=3", "--ignore=NoMethodError", "rack", "projects.rb", artifacts(dir).first,
+                       chdir: dir)
+      assert_exit 77, replayed
+      assert_match(/^KeyError: key not found: "owner"$/, replayed.output)
     end
   end
 end
