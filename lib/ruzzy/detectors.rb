@@ -43,14 +43,15 @@ module Ruzzy
        XPathInjection, LDAPInjection, XXE]
     end
 
-    # The canary forms every detector steers inputs towards (its WORDS):
-    # what a generator of a web request offers as a value beside free text.
+    # The canary forms each detector steers inputs towards (its WORDS), one
+    # list per detector that has any: what a generator of a web request
+    # offers as a value beside free text.
     def payloads
-      all.flat_map do |detector|
+      all.map do |detector|
         %i[WORDS TEXT_WORDS CODE_WORDS].flat_map do |name|
           detector.const_defined?(name, false) ? detector.const_get(name) : []
-        end
-      end.uniq
+        end.uniq
+      end.reject(&:empty?)
     end
 
     # Every detector's name.

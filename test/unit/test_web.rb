@@ -350,6 +350,21 @@ class TestWeb < Minitest::Test
     end
   end
 
+  def test_values_may_end_in_a_canary_and_each_detector_is_as_likely
+    gen = Ruzzy::Gen.request(routes: ["POST /notes"], names: %w[note])
+    random = Random.new(5)
+    values = Array.new(2000) { W::RequestGen.requests_of(gen, random.bytes(random.rand(20..200))).first }
+                  .flat_map { |one| one.query.values + one.cookies.values + one.headers.values }
+    forms = Ruzzy::Detectors.payloads.flatten
+    assert(values.any? { |value| !forms.include?(value) && forms.any? { |form| value.end_with?(form) } },
+           "text ending in a canary")
+    # Path traversal's 3 forms are chosen about as often as 6 of command
+    # injection's 7 (half as often were each form as likely as the next).
+    traversal = values.count { |value| Ruzzy::Detectors::PathTraversal::WORDS.include?(value) }
+    command = values.count { |value| Ruzzy::Detectors::CommandInjection::WORDS[1..].include?(value) }
+    assert_operator traversal * 4, :>, command * 3, [traversal, command]
+  end
+
   def test_a_header_no_server_passes_on_is_said_to_be_reproduced_by_the_test
     text = W.describe([request(headers: { "Accept" => "\0\0" })], "APP")
     assert_match(/NUL, CR or LF byte.*the test below reproduces the finding/, text)

@@ -20,10 +20,10 @@ module Ruzzy
     # body, so libFuzzer's structure-aware mutation changes one part at a
     # time. A route's path params are digits or Strings read from the input
     # as they are; the values of the query, the headers, the cookies and
-    # the body such Strings or one of the bug detectors' canary forms
-    # (Detectors.payloads: "../ruzzy", ";ruzzy", "' or ruzzy or '"), so a
-    # value that reaches a dangerous call can be the one a detector fires
-    # on. Their names are one of the names the app's code mentions (Names)
+    # the body such Strings, one of the bug detectors' canary forms
+    # (Detectors.payloads: "../ruzzy", ";ruzzy", "' or ruzzy or '") or a
+    # String ending in one, so a value that reaches a dangerous call can be
+    # the one a detector fires on. Their names are one of the names the app's code mentions (Names)
     # or a free String; a route's own parts (right after its path params)
     # are named mostly with the names of the code that answers it
     # (Route#names):
@@ -67,7 +67,7 @@ module Ruzzy
         @routes = routes.freeze
         @earlier = earlier
         @names = names.uniq.first(Names::MAX_NAMES).freeze
-        @payloads = payloads.uniq.freeze
+        @payloads = payloads.map(&:freeze).freeze
         parts = Gen.struct(RequestParts, route: route_gen, query: pairs_gen, headers: headers_gen,
                                          cookies: pairs_gen(max_size: 2), body: body_gen)
         super(parts, ->(value) { request_of(value) })
@@ -204,10 +204,17 @@ module Ruzzy
       # A reference to a value learnt earlier in the session.
       def earlier_gen = Gen.map(Gen.from((0...SessionState::KEPT).to_a)) { |index| Earlier.new(index) }
 
-      # A value: any String, or a detector's canary form.
+      # A value: any String, a detector's canary form, or a String that
+      # ends in one ("x;ruzzy", "a/../ruzzy": what an app adds around a
+      # value seldom undoes it). The detector is chosen first, so each is
+      # as likely whatever its number of forms (path traversal has 3,
+      # command injection 7).
       def value_gen
         free = Gen.string(max_length: VALUE_LENGTH)
-        @payloads.empty? ? free : Gen.one_of(free, Gen.from(@payloads))
+        return free if @payloads.empty?
+
+        payload = Gen.one_of(*@payloads.map { |forms| Gen.from(forms) })
+        Gen.one_of(free, payload, Gen.map(Gen::PairGen.new(free, payload)) { |(text, form)| text + form })
       end
 
       def pairs_gen(names = name_gen, max_size: PAIRS)
