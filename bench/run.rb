@@ -593,7 +593,8 @@ module Bench
     "maze whose positions coverage cannot see" => File.join(DIR, "solve", "maze_plain.rb"),
     "the same maze, positions to Ruzzy.explore_state" => File.join(DIR, "solve", "maze_explore_state.rb"),
     "typed: 16-bit port, path prefix, flag" => File.join(DIR, "solve", "typed_request.rb"),
-    "typed: list with a magic first element and member" => File.join(DIR, "solve", "typed_list.rb")
+    "typed: list with a magic first element and member" => File.join(DIR, "solve", "typed_list.rb"),
+    "typed: the key looked up, out of 20,000 names" => File.join(DIR, "solve", "typed_pool_key.rb")
   }.freeze
 
   # Median time to solve each target (no sanitizer preload).

@@ -125,6 +125,47 @@ class TestStructuredMutation < Minitest::Test
     assert_operator copies, :>, 100
   end
 
+  # What the target wanted (a Hash key it missed, a detector's canary),
+  # when a pool holds it, is set into a choice of that pool; every other
+  # value stays.
+  def test_a_pool_choice_becomes_a_word_the_target_wanted
+    arguments = G::Arguments.new([G.integer, G.hash_of(G.from(%w[title email status]), G.from(%i[a b]),
+                                                       max_size: 3)], "test")
+    set = 0
+    inputs(300, seed: 7, longest: 30).each do |data|
+      number, hash = arguments.values(arguments.decode(data))
+      mutated = Ruzzy::Native._probe_structure_wanted(arguments.schema, data, "status")
+      next assert_nil(mutated, "no key to set") if hash.empty?
+
+      new_number, new_hash = arguments.values(arguments.decode(mutated))
+      assert_equal number, new_number
+      assert_includes new_hash.keys, "status", "#{hash.inspect} -> #{new_hash.inspect}"
+      assert_operator new_hash.size, :>=, hash.size - 1
+      set += 1
+    end
+    assert_operator set, :>, 100
+    assert_nil Ruzzy::Native._probe_structure_wanted(arguments.schema, "#{"\0" * 8}\x01\0\0", "unknown")
+    symbol = Ruzzy::Native._probe_structure_wanted(arguments.schema, "#{"\0" * 8}\x01\0\0", "b")
+    assert_equal [0, { "title" => :b }], arguments.values(arguments.decode(symbol)), "a Symbol by its name"
+  end
+
+  # A one_of whose alternative (or its alternative's alternative) is such
+  # a pool switches to it.
+  def test_a_one_of_switches_to_the_pool_that_holds_the_wanted_word
+    forms = G.one_of(G.from([";ruzzy", "|ruzzy"]), G.from(["../ruzzy"]))
+    arguments = G::Arguments.new([G.array(G.one_of(G.string(max_length: 8), forms), max_length: 3)], "test")
+    inputs(200, seed: 8, longest: 30).each do |data|
+      values = arguments.values(arguments.decode(data)).first
+      mutated = Ruzzy::Native._probe_structure_wanted(arguments.schema, data, "|ruzzy")
+      next assert_nil(mutated) if values.empty?
+
+      after = arguments.values(arguments.decode(mutated)).first
+      assert_equal values.size, after.size
+      assert_includes after, "|ruzzy", "#{values.inspect} -> #{after.inspect}"
+      assert_operator values.zip(after).count { |old, new| old != new }, :<=, 1, "one value changed"
+    end
+  end
+
   def test_every_mutation_decodes_inside_the_contract_and_fits_max_size
     inputs(500, seed: 6).each do |data|
       %i[leaf array choice copy].each do |kind|

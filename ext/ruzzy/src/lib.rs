@@ -163,6 +163,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
             "_probe_regexp_model" => feedback::compare_hooks::regexp::probe_model, 3;
             "_probe_structure_layout" => input::structured::probe_layout, 2;
             "_probe_structure_mutate" => input::structured::probe_mutate, 4;
+            "_probe_structure_wanted" => input::structured::probe_wanted, 3;
         });
     }
     Ok(())

@@ -143,7 +143,7 @@ module Ruzzy
 
       def read(reader, _budget) = reader.unsigned(@width) % @values.size
       def write(tree, writer, _budget) = writer.unsigned(tree, @width)
-      def describe(schema) = schema.node(:fixed, @width)
+      def describe(schema) = schema.node(:fixed, @width, *schema.pool(@values))
       def value(tree) = @values[tree]
       def literal(tree) = Literal.literal?(@values[tree]) ? @values[tree] : tree
       def tree(literal) = @values.index { |value| value.eql?(literal) } || (literal if index?(literal))

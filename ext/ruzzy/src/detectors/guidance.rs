@@ -5,7 +5,9 @@
 //! finding, and libFuzzer inserts them into new inputs. Each form goes both
 //! to libFuzzer's memmem table (1,024 slots, shared with every substring
 //! search) and to its table of recent byte comparisons (32 slots, which
-//! its mutations draw from far more often).
+//! its mutations draw from far more often). A form a typed input's pool
+//! holds is also a wanted value (`feedback::wanted`): the structure-aware
+//! mutator sets a pool choice to it.
 //!
 //! Code given to `eval`, `instance_eval`, `class_eval`, `module_eval` and
 //! `Binding#eval` is compared with the code-injection canary's forms by
@@ -20,6 +22,7 @@
 //! final `super`.
 
 use crate::feedback::compare_sites::{self, SiteId};
+use crate::feedback::wanted;
 use crate::rb;
 use crate::rb::method::{self, Function, Visibility};
 use crate::rb::value::{Frame, MethodCall};
@@ -51,6 +54,7 @@ fn towards(frame: &Frame, haystack: &[u8], needles: RArray) {
         if let Some(needle) = frame.string_bytes(needle.as_raw()) {
             compare_sites::substring(SiteId::UNKNOWN, haystack, needle);
             compare_sites::bytes(SiteId::UNKNOWN, haystack, needle);
+            wanted::record(needle);
         }
     }
 }
@@ -114,4 +118,5 @@ pub fn guide_equal(value: Value, expected: Value) {
     };
     let start = &value[..value.len().min(expected.len())];
     compare_sites::bytes(SiteId::UNKNOWN, start, expected);
+    wanted::record(expected);
 }

@@ -6,7 +6,8 @@
 //! read from its bytes, where [`unpack_format`] says) and [`regex_model`]
 //! (what a Regexp would have matched; [`recent_failures`] says which
 //! failed matches are worth modelling). [`harness_guidance`]
-//! is the same feedback given by the harness itself. [`running_match`]
+//! is the same feedback given by the harness itself. [`wanted`] keeps the
+//! values the target looked for that a typed input's pools hold. [`running_match`]
 //! says which hooked regular-expression match runs, for the ReDoS detector.
 //!
 //! Uses [`crate::coverage`] to locate call sites, [`crate::rb`] to read the
@@ -23,6 +24,7 @@ pub mod recent_failures;
 pub mod regex_model;
 pub mod running_match;
 pub mod unpack_format;
+pub mod wanted;
 
 /// Test only: a fresh process ([`crate::process::reset_for_tests`]) with
 /// nothing remembered here yet: no conversion, no failed match.

@@ -4,9 +4,10 @@
 //! structure-aware mutator of typed targets ([`structured`]).
 //!
 //! Uses [`crate::rb`] and [`crate::error`]; a custom mutator that fails is
-//! reported through [`crate::findings`].
+//! reported through [`crate::findings`]; the structure-aware mutator reads
+//! the values the target wanted from [`crate::feedback`].
 //!
-//! May use: crate::error, crate::findings, crate::process, crate::rb.
+//! May use: crate::error, crate::feedback, crate::findings, crate::process, crate::rb.
 
 pub mod custom_mutator;
 pub mod data_provider;

@@ -1,6 +1,8 @@
 //! Hash hooks: a lookup whose key (an Integer, Symbol or plain String) is
 //! missing reports the key against (some of) the keys the Hash has; one
-//! that finds it counts its site's "found" counter (coverage).
+//! that finds it counts its site's "found" counter (coverage). A missing
+//! String or Symbol key is also a wanted value ([`wanted`]), wherever the
+//! lookup runs.
 //!
 //! Fast paths: while `Hash#[]`, `fetch` and the `key?` family are Ruby's
 //! own, their hooks answer from the lookup they made to report (or, for
@@ -9,7 +11,7 @@
 
 use super::{builtin, FastPath, Hook, HookModule};
 use crate::coverage::{hook, path_registry};
-use crate::feedback::compare_sites;
+use crate::feedback::{compare_sites, wanted};
 use crate::rb::method::Function;
 use crate::rb::value::{self, boolean, integer_bits, Frame, MethodCall};
 use rb_sys::VALUE;
@@ -135,10 +137,18 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
         return Lookup::Unknown;
     }
     let site = compare_sites::caller(frame);
-    if site.is_none() && !answer {
+    let wanted = wanted::active();
+    if site.is_none() && !answer && !wanted {
         return Lookup::Unknown;
     }
     let found = value::hash_lookup(hash, key);
+    if found.is_none() && wanted {
+        // A key the code looked for (in the app's code or on its behalf,
+        // as a framework's params lookup); the vocabulary sifts them.
+        if let Some(bytes) = frame.text_bytes(key) {
+            wanted::record(bytes);
+        }
+    }
     let Some(site) = site else {
         return found.map_or(Lookup::Missing, Lookup::Found);
     };

@@ -93,7 +93,7 @@ impl Reader<'_> {
         });
         let schema = self.schema;
         let complete = match &schema.nodes[id] {
-            Node::Fixed { width } => {
+            Node::Fixed { width, .. } => {
                 self.pos += width;
                 true
             }
@@ -141,7 +141,7 @@ mod tests {
     use super::*;
 
     fn schema(descriptions: &[Vec<i64>], roots: &[i64]) -> Schema {
-        Schema::build(descriptions, roots).unwrap()
+        Schema::build(descriptions, roots, &[]).unwrap()
     }
 
     #[test]

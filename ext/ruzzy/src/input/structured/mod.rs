@@ -15,6 +15,7 @@ mod layout;
 mod mutations;
 mod schema;
 
+use crate::feedback;
 use magnus::{prelude::*, Error, IntoValue, RArray, RModule, RString, Ruby, Symbol, Value};
 use mutations::{ByteMutator, Kind, Scratch};
 use schema::Schema;
@@ -34,11 +35,23 @@ pub fn define(ruby: &Ruby, native: RModule) -> Result<(), Error> {
     native.const_set("SCHEMA_NODE_KINDS", kinds)
 }
 
-/// The schema of `description` (`[nodes, roots]`, from
+/// The schema of `description` (`[nodes, roots, pools]`, from
 /// `Ruzzy::Gen::Arguments#schema`).
 fn build(ruby: &Ruby, description: Value) -> Result<Schema, Error> {
-    let (nodes, roots): (Vec<Vec<i64>>, Vec<i64>) = magnus::TryConvert::try_convert(description)?;
-    Schema::build(&nodes, &roots).map_err(|message| {
+    let (nodes, roots, pool_list): (Vec<Vec<i64>>, Vec<i64>, RArray) =
+        magnus::TryConvert::try_convert(description)?;
+    let mut pools = Vec::with_capacity(pool_list.len());
+    for index in 0..pool_list.len() {
+        let pool: RArray = pool_list.entry(index as isize)?;
+        let mut words = Vec::with_capacity(pool.len());
+        for at in 0..pool.len() {
+            let word: RString = pool.entry(at as isize)?;
+            // SAFETY: copied before any Ruby code runs.
+            words.push(unsafe { word.as_slice() }.to_vec());
+        }
+        pools.push(words);
+    }
+    Schema::build(&nodes, &roots, &pools).map_err(|message| {
         Error::new(
             ruby.exception_arg_error(),
             format!("bad generator schema: {message}"),
@@ -53,6 +66,7 @@ pub fn register(ruby: &Ruby, description: Value) -> Result<(), Error> {
         return Ok(());
     }
     let schema = build(ruby, description)?;
+    feedback::wanted::set_vocabulary(&schema.words);
     let _ = SCHEMA.set(schema);
     Ok(())
 }
@@ -77,7 +91,9 @@ pub fn mutate(
         // SAFETY: libFuzzer's buffer holds `size` bytes; it is only read
         // until the result, built apart in `scratch.out`, is copied back.
         let input = unsafe { std::slice::from_raw_parts(data, size) };
-        if !mutations::mutate(schema, input, max_size, seed, scratch, bytes) {
+        let wanted =
+            feedback::wanted::pick(u64::from(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32);
+        if !mutations::mutate(schema, input, max_size, seed, wanted, scratch, bytes) {
             return None;
         }
         let length = scratch.out.len().min(max_size);
@@ -156,7 +172,10 @@ pub fn probe_mutate(
             max_size,
             &mut rng,
             &mut scratch,
-            &mut mutations::mark,
+            mutations::Mutators {
+                bytes: &mut mutations::mark,
+                wanted: None,
+            },
         ) {
             Some(made) => (
                 ruby.to_symbol(made.name()),
@@ -166,6 +185,37 @@ pub fn probe_mutate(
             None => ruby.qnil().as_value(),
         },
     )
+}
+
+/// Test probe `_probe_structure_wanted(schema, data, word)`: `data` with
+/// a pool choice set to `word` as if the target had wanted it, or nil when
+/// no pool of the schema holds it or the input has no choice of one.
+pub fn probe_wanted(
+    ruby: &Ruby,
+    description: Value,
+    data: RString,
+    word: RString,
+) -> Result<Option<RString>, Error> {
+    let schema = build(ruby, description)?;
+    // SAFETY: copied before any Ruby code runs.
+    let (input, word) = unsafe { (data.as_slice().to_vec(), word.as_slice().to_vec()) };
+    let Some(number) = schema.words.iter().position(|known| *known == word) else {
+        return Ok(None);
+    };
+    let mut scratch = Scratch::default();
+    let made = mutations::mutate_as(
+        Kind::Wanted,
+        &schema,
+        &input,
+        input.len() + 8,
+        &mut mutations::Rng::new(seed_of(&input)),
+        &mut scratch,
+        mutations::Mutators {
+            bytes: &mut mutations::mark,
+            wanted: Some(number as u32),
+        },
+    );
+    Ok((made == Some(Kind::Wanted)).then(|| ruby.str_from_slice(&scratch.out)))
 }
 
 /// A seed from the bytes (the probe's mutations vary with the input).

@@ -11,7 +11,11 @@
 //!   one, or has two swapped;
 //! - a choice switches to another alternative, with a new value;
 //! - a value is replaced by another value of the same generator found
-//!   elsewhere in the input.
+//!   elsewhere in the input;
+//! - a pool choice (`Gen.from` of Strings) becomes a word the target
+//!   wanted (`feedback::wanted`: a Hash key it missed, a detector's canary
+//!   form), when the input has a choice of a pool that holds it, or a
+//!   `one_of` that leads to one (switched to it).
 //!
 //! Crossover replaces a value of the first input by a value of the same
 //! generator from the second, or splices two arrays of the same generator.
@@ -86,6 +90,7 @@ pub fn mutate(
     data: &[u8],
     max_size: usize,
     seed: u32,
+    wanted: Option<u32>,
     scratch: &mut Scratch,
     byte_mutator: ByteMutator,
 ) -> bool {
@@ -94,6 +99,7 @@ pub fn mutate(
         0..=1 => Kind::Array,
         2 => Kind::Choice,
         3 => Kind::Copy,
+        4 if wanted.is_some() => Kind::Wanted,
         _ => Kind::Leaf,
     };
     mutate_as(
@@ -103,9 +109,19 @@ pub fn mutate(
         max_size,
         &mut rng,
         scratch,
-        byte_mutator,
+        Mutators {
+            bytes: byte_mutator,
+            wanted,
+        },
     )
     .is_some()
+}
+
+/// What a mutation draws on besides the schema: libFuzzer's byte mutator
+/// for a leaf, and the number of a word the target wanted (Schema::words).
+pub struct Mutators<'a> {
+    pub bytes: ByteMutator<'a>,
+    pub wanted: Option<u32>,
 }
 
 /// The kinds of mutation (see the module's header).
@@ -115,6 +131,7 @@ pub enum Kind {
     Array,
     Choice,
     Copy,
+    Wanted,
 }
 
 impl Kind {
@@ -124,6 +141,7 @@ impl Kind {
             Kind::Array => "array",
             Kind::Choice => "choice",
             Kind::Copy => "copy",
+            Kind::Wanted => "wanted",
         }
     }
 }
@@ -138,7 +156,7 @@ pub fn mutate_as(
     max_size: usize,
     rng: &mut Rng,
     scratch: &mut Scratch,
-    byte_mutator: ByteMutator,
+    mutators: Mutators,
 ) -> Option<Kind> {
     let mut completed = std::mem::take(&mut scratch.completed[0]);
     let made = read_complete(schema, data, &mut scratch.spans, &mut completed).and_then(|data| {
@@ -146,12 +164,16 @@ pub fn mutate_as(
             Kind::Array => array_mutation(schema, data, max_size, rng, scratch),
             Kind::Choice => choice_switch(schema, data, max_size, rng, scratch),
             Kind::Copy => same_generator_copy(data, max_size, rng, scratch),
+            Kind::Wanted => mutators
+                .wanted
+                .is_some_and(|word| wanted_choice(schema, data, max_size, word, rng, scratch)),
             Kind::Leaf => false,
         };
         if made {
             Some(kind)
         } else {
-            leaf_mutation(schema, data, max_size, rng, scratch, byte_mutator).then_some(Kind::Leaf)
+            leaf_mutation(schema, data, max_size, rng, scratch, mutators.bytes)
+                .then_some(Kind::Leaf)
         }
     });
     scratch.completed[0] = completed;
@@ -319,7 +341,7 @@ fn leaf_mutation(
     byte_mutator: ByteMutator,
 ) -> bool {
     let is_leaf = |span: &Span| match schema.nodes[span.node] {
-        Node::Fixed { width } => width > 0,
+        Node::Fixed { width, .. } => width > 0,
         Node::Bytes { max, .. } => max > 0,
         _ => false,
     };
@@ -330,7 +352,7 @@ fn leaf_mutation(
     let piece = &mut scratch.piece;
     piece.clear();
     match schema.nodes[span.node] {
-        Node::Fixed { width } => {
+        Node::Fixed { width, .. } => {
             copy_range(data, span.start, span.end, piece);
             let size = byte_mutator(piece, width, width);
             piece.truncate(size);
@@ -352,6 +374,54 @@ fn leaf_mutation(
         }
         _ => unreachable!("picked a leaf"),
     }
+    replace(scratch, data, span, max_size);
+    true
+}
+
+/// Sets a value of the input to word number `word`: a choice of a pool
+/// that holds it, or a choice with a way down to such a pool (switched to
+/// it); false when the input has neither.
+fn wanted_choice(
+    schema: &Schema,
+    data: &[u8],
+    max_size: usize,
+    word: u32,
+    rng: &mut Rng,
+    scratch: &mut Scratch,
+) -> bool {
+    let Some(pools) = schema.choices_of_word.get(word as usize) else {
+        return false;
+    };
+    // The way from `span` to a pool giving the word, and the word's index there.
+    let way = |span: &Span| {
+        pools.iter().find_map(|&(pool, index)| {
+            if span.node == pool {
+                return Some((None, pool, index));
+            }
+            let ways = &schema.ways_down[pool];
+            let found = ways.binary_search_by_key(&span.node, |way| way.node).ok()?;
+            (span.budget > 0).then_some((Some(ways[found]), pool, index))
+        })
+    };
+    let Some(index) = pick(&scratch.spans, rng, |span| way(span).is_some()) else {
+        return false;
+    };
+    let span = scratch.spans[index];
+    let Some((down, pool, value)) = way(&span) else {
+        return false;
+    };
+    let Node::Fixed { width, .. } = schema.nodes[pool] else {
+        return false;
+    };
+    scratch.piece.clear();
+    if let Some(down) = down {
+        scratch
+            .piece
+            .extend_from_slice(&down.positions[..down.depth]);
+    }
+    scratch
+        .piece
+        .extend_from_slice(&value.to_le_bytes()[..width.min(4)]);
     replace(scratch, data, span, max_size);
     true
 }
@@ -492,7 +562,7 @@ pub fn generate(
     let (id, budget) = schema.resolve(id, budget);
     let full = out.len() >= limit;
     match &schema.nodes[id] {
-        Node::Fixed { width } => {
+        Node::Fixed { width, .. } => {
             let bytes = rng.next().to_le_bytes();
             out.extend_from_slice(&bytes[..*width]);
         }
@@ -568,6 +638,7 @@ mod tests {
                 vec![0, 1],
             ],
             &[0, 1, 3],
+            &[],
         )
         .unwrap()
     }
@@ -580,7 +651,7 @@ mod tests {
         spans
             .iter()
             .filter_map(|span| match schema.nodes[span.node] {
-                Node::Fixed { width } if width > 0 => {
+                Node::Fixed { width, .. } if width > 0 => {
                     let mut bytes = Vec::new();
                     copy_range(data, span.start, span.end, &mut bytes);
                     Some(bytes)
@@ -616,7 +687,10 @@ mod tests {
                 4096,
                 &mut Rng::new(seed),
                 &mut scratch,
-                &mut mark,
+                Mutators {
+                    bytes: &mut mark,
+                    wanted: None,
+                },
             );
             assert_eq!(made, Some(Kind::Leaf));
             let after = leaves(&schema, &scratch.out);
@@ -643,7 +717,10 @@ mod tests {
                 4096,
                 &mut inner,
                 &mut scratch,
-                &mut mark,
+                Mutators {
+                    bytes: &mut mark,
+                    wanted: None,
+                },
             );
             if made != Some(Kind::Array) {
                 continue;
@@ -671,7 +748,15 @@ mod tests {
         for seed in 0..2_000 {
             let data = random_input(&mut rng);
             let max_size = data.len().max(1);
-            if mutate(&schema, &data, max_size, seed, &mut scratch, &mut grow) {
+            if mutate(
+                &schema,
+                &data,
+                max_size,
+                seed,
+                None,
+                &mut scratch,
+                &mut grow,
+            ) {
                 assert!(scratch.out.len() <= max_size);
             }
         }
@@ -704,5 +789,58 @@ mod tests {
             }
         }
         assert!(seen.len() > 3, "{seen:?}");
+    }
+
+    #[test]
+    fn a_wanted_word_sets_a_pool_choice_that_holds_it() {
+        // integer, from(["a", "b", "c"]), from(["c", "d"])
+        let pools = [
+            vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()],
+            vec![b"c".to_vec(), b"d".to_vec()],
+        ];
+        let schema = Schema::build(
+            &[vec![0, 8], vec![0, 1, 0], vec![0, 1, 1]],
+            &[0, 1, 2],
+            &pools,
+        )
+        .unwrap();
+        let number =
+            |word: &[u8]| schema.words.iter().position(|known| known == word).unwrap() as u32;
+        let data = [7, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let mut scratch = Scratch::default();
+        let mut wanted = |word: &[u8], seed: u32| {
+            let made = mutate_as(
+                Kind::Wanted,
+                &schema,
+                &data,
+                4096,
+                &mut Rng::new(seed),
+                &mut scratch,
+                Mutators {
+                    bytes: &mut mark,
+                    wanted: Some(number(word)),
+                },
+            );
+            (made, scratch.out.clone())
+        };
+        assert_eq!(
+            wanted(b"b", 1),
+            (Some(Kind::Wanted), vec![7, 0, 0, 0, 0, 0, 0, 0, 1, 1])
+        );
+        assert_eq!(
+            wanted(b"d", 1),
+            (Some(Kind::Wanted), vec![7, 0, 0, 0, 0, 0, 0, 0, 0, 1])
+        );
+        // "c" is in both pools: either choice takes it.
+        let outs: std::collections::BTreeSet<_> =
+            (0..20).map(|seed| wanted(b"c", seed).1).collect();
+        assert!(
+            outs.contains(&vec![7, 0, 0, 0, 0, 0, 0, 0, 2, 1]),
+            "{outs:?}"
+        );
+        assert!(
+            outs.contains(&vec![7, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            "{outs:?}"
+        );
     }
 }

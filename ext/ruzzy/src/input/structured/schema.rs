@@ -8,7 +8,8 @@
 //! agree on every generator.
 //!
 //! Invariants: every node id in the graph is in range, every width is one
-//! the generators use, and a `Ref` names a `Recursive` node. A schema that
+//! the generators use, a `Ref` names a `Recursive` node, and a pool fits
+//! its node's width. A schema that
 //! breaks them is refused when it is built, so the mutator never checks.
 
 /// The kinds of node, by name; a node's description starts with the index
@@ -34,8 +35,9 @@ const REF: i64 = 6;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
     /// `width` bytes (0 to 8) read as one value: integers, floats, booleans,
-    /// pool indices, constants (width 0).
-    Fixed { width: usize },
+    /// pool indices, constants (width 0). A pool index of a pool of Strings
+    /// names the pool.
+    Fixed { width: usize, pool: Option<usize> },
     /// A little-endian length of `width` bytes taken modulo `max + 1`, then
     /// that many bytes.
     Bytes { width: usize, max: usize },
@@ -60,17 +62,40 @@ pub enum Node {
     Ref { owner: usize },
 }
 
-/// The generators of a typed target: its nodes and one root per argument.
+/// The generators of a typed target: its nodes and one root per argument;
+/// the Strings its pools hold, each word once, and for each word the pool
+/// choices that give it (node, index); for each pool node, the choices
+/// above it that can lead to it ([`WayDown`], sorted by choice node).
 #[derive(Debug, Clone)]
 pub struct Schema {
     pub nodes: Vec<Node>,
     pub roots: Vec<usize>,
+    pub words: Vec<Vec<u8>>,
+    pub choices_of_word: Vec<Vec<(usize, u32)>>,
+    pub ways_down: Vec<Vec<WayDown>>,
+}
+
+/// How many choices a [`WayDown`] goes through.
+pub const WAY_DOWN_DEPTH: usize = 2;
+
+/// A choice that leads to a pool node through choices alone: the positions
+/// to pick, from the choice `node` down (as read with a budget above 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WayDown {
+    pub node: usize,
+    pub positions: [u8; WAY_DOWN_DEPTH],
+    pub depth: usize,
 }
 
 impl Schema {
-    /// The schema of `descriptions` (one per node) and `roots`, or what is
-    /// wrong with them.
-    pub fn build(descriptions: &[Vec<i64>], roots: &[i64]) -> Result<Schema, String> {
+    /// The schema of `descriptions` (one per node), `roots` and `pools`
+    /// (the Strings of the pools a `Fixed` node may name; an empty one for
+    /// a value that is not a String), or what is wrong with them.
+    pub fn build(
+        descriptions: &[Vec<i64>],
+        roots: &[i64],
+        pools: &[Vec<Vec<u8>>],
+    ) -> Result<Schema, String> {
         let count = descriptions.len();
         let id = |value: i64| -> Result<usize, String> {
             usize::try_from(value)
@@ -80,7 +105,7 @@ impl Schema {
         };
         let nodes = descriptions
             .iter()
-            .map(|description| Self::node(description, &id))
+            .map(|description| Self::node(description, &id, pools.len()))
             .collect::<Result<Vec<_>, _>>()?;
         let roots = roots
             .iter()
@@ -93,12 +118,110 @@ impl Schema {
                 }
             }
         }
-        Ok(Schema { nodes, roots })
+        let (words, choices_of_word) = Self::words(&nodes, pools)?;
+        let mut schema = Schema {
+            nodes,
+            roots,
+            words,
+            choices_of_word,
+            ways_down: Vec::new(),
+        };
+        schema.ways_down = schema.ways_down();
+        Ok(schema)
+    }
+
+    /// For each node, the choices that lead down to it when it is a pool.
+    fn ways_down(&self) -> Vec<Vec<WayDown>> {
+        let mut ways = vec![Vec::new(); self.nodes.len()];
+        for (id, node) in self.nodes.iter().enumerate() {
+            if matches!(node, Node::Choice { .. }) {
+                let mut positions = [0; WAY_DOWN_DEPTH];
+                self.walk_down(id, id, 0, &mut positions, &mut ways);
+            }
+        }
+        for list in &mut ways {
+            list.sort_by_key(|way: &WayDown| way.node);
+            list.dedup_by_key(|way| way.node);
+        }
+        ways
+    }
+
+    fn walk_down(
+        &self,
+        top: usize,
+        choice: usize,
+        depth: usize,
+        positions: &mut [u8; WAY_DOWN_DEPTH],
+        ways: &mut [Vec<WayDown>],
+    ) {
+        let Node::Choice { alternatives, .. } = &self.nodes[choice] else {
+            return;
+        };
+        for (position, &alternative) in alternatives.iter().enumerate().take(256) {
+            positions[depth] = position as u8;
+            positions[depth + 1..].fill(0);
+            // (A recursive generator's budget may close alternatives: not followed.)
+            let (child, _) = self.resolve(alternative, UNLIMITED);
+            if child != alternative {
+                continue;
+            }
+            match self.nodes[child] {
+                Node::Fixed { pool: Some(_), .. } => ways[child].push(WayDown {
+                    node: top,
+                    positions: *positions,
+                    depth: depth + 1,
+                }),
+                Node::Choice { .. } if depth + 1 < WAY_DOWN_DEPTH => {
+                    self.walk_down(top, child, depth + 1, positions, ways);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Each distinct word of the pools the nodes name, and the choices
+    /// that give it.
+    #[allow(clippy::type_complexity)]
+    fn words(
+        nodes: &[Node],
+        pools: &[Vec<Vec<u8>>],
+    ) -> Result<(Vec<Vec<u8>>, Vec<Vec<(usize, u32)>>), String> {
+        let mut numbers: std::collections::HashMap<&[u8], usize> = Default::default();
+        let mut words = Vec::new();
+        let mut choices: Vec<Vec<(usize, u32)>> = Vec::new();
+        for (id, node) in nodes.iter().enumerate() {
+            let &Node::Fixed {
+                width,
+                pool: Some(pool),
+            } = node
+            else {
+                continue;
+            };
+            let entries = &pools[pool];
+            if width == 0 || width > 4 || entries.len() > 1usize << (8 * width) {
+                return Err(format!(
+                    "pool {pool} does not fit node {id}'s {width} bytes"
+                ));
+            }
+            for (index, word) in entries.iter().enumerate() {
+                if word.is_empty() {
+                    continue;
+                }
+                let number = *numbers.entry(word).or_insert_with(|| {
+                    words.push(word.clone());
+                    choices.push(Vec::new());
+                    words.len() - 1
+                });
+                choices[number].push((id, index as u32));
+            }
+        }
+        Ok((words, choices))
     }
 
     fn node(
         description: &[i64],
         id: &impl Fn(i64) -> Result<usize, String>,
+        pools: usize,
     ) -> Result<Node, String> {
         let bad = || format!("bad node description {description:?}");
         let (&kind, fields) = description.split_first().ok_or_else(bad)?;
@@ -110,6 +233,16 @@ impl Schema {
         Ok(match (kind, fields) {
             (FIXED, &[bytes]) => Node::Fixed {
                 width: width(bytes)?,
+                pool: None,
+            },
+            (FIXED, &[bytes, pool]) => Node::Fixed {
+                width: width(bytes)?,
+                pool: Some(
+                    usize::try_from(pool)
+                        .ok()
+                        .filter(|&pool| pool < pools)
+                        .ok_or_else(bad)?,
+                ),
             },
             (BYTES, &[length, max]) if [1, 2, 4].contains(&length) => Node::Bytes {
                 width: width(length)?,
@@ -219,6 +352,7 @@ mod tests {
                 vec![4, 0, 1],
             ],
             &[5, 6],
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -234,12 +368,59 @@ mod tests {
 
     #[test]
     fn refuses_bad_descriptions() {
-        assert!(Schema::build(&[vec![0, 9]], &[0]).is_err());
-        assert!(Schema::build(&[vec![1, 3, 10]], &[0]).is_err());
-        assert!(Schema::build(&[vec![0, 8]], &[1]).is_err());
-        assert!(Schema::build(&[vec![6, 0]], &[0]).is_err());
-        assert!(Schema::build(&[vec![2]], &[0]).is_err());
-        assert!(Schema::build(&[vec![3, 256, 0, 0]], &[0]).is_err());
-        assert!(Schema::build(&[vec![]], &[0]).is_err());
+        assert!(Schema::build(&[vec![0, 9]], &[0], &[]).is_err());
+        assert!(Schema::build(&[vec![1, 3, 10]], &[0], &[]).is_err());
+        assert!(Schema::build(&[vec![0, 8]], &[1], &[]).is_err());
+        assert!(Schema::build(&[vec![6, 0]], &[0], &[]).is_err());
+        assert!(Schema::build(&[vec![2]], &[0], &[]).is_err());
+        assert!(Schema::build(&[vec![3, 256, 0, 0]], &[0], &[]).is_err());
+        assert!(Schema::build(&[vec![]], &[0], &[]).is_err());
+        // A pool out of range, or larger than its node's width holds.
+        assert!(Schema::build(&[vec![0, 1, 1]], &[0], &[vec![]]).is_err());
+        let big = vec![vec![b'x']; 257];
+        assert!(Schema::build(&[vec![0, 1, 0]], &[0], &[big]).is_err());
+    }
+
+    #[test]
+    fn numbers_each_word_of_the_pools_once() {
+        let pools = [
+            vec![b"a".to_vec(), b"b".to_vec()],
+            vec![b"b".to_vec(), vec![], b"c".to_vec()],
+        ];
+        let schema =
+            Schema::build(&[vec![0, 1, 0], vec![0, 2, 1], vec![4, 0, 1]], &[2], &pools).unwrap();
+        assert_eq!(schema.words, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        assert_eq!(
+            schema.choices_of_word,
+            [vec![(0, 0)], vec![(0, 1), (1, 0)], vec![(1, 2)]]
+        );
+    }
+
+    #[test]
+    fn a_pool_is_reached_from_the_choices_above_it() {
+        // one_of(integer, one_of(from(pool 0), bytes)), and from(pool 0) alone
+        let pools = [vec![b"a".to_vec()]];
+        let schema = Schema::build(
+            &[
+                vec![0, 8],
+                vec![0, 1, 0],
+                vec![1, 1, 5],
+                vec![2, 1, 1, 2, 1],
+                vec![2, 0, 1, 3, 1],
+            ],
+            &[4, 1],
+            &pools,
+        )
+        .unwrap();
+        let way = |node, positions, depth| WayDown {
+            node,
+            positions,
+            depth,
+        };
+        assert_eq!(
+            schema.ways_down[1],
+            [way(3, [0, 0], 1), way(4, [1, 0], 2)]
+        );
+        assert!(schema.ways_down[0].is_empty());
     }
 }
