@@ -574,6 +574,25 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A worker that ends unasked says so (what it printed last), so a
+  # campaign that ended early is never a mystery.
+  def test_a_worker_that_ends_before_its_time_or_is_interrupted_is_said_to
+    in_tmpdir do |dir|
+      write_harness(dir,
+                    'Ruzzy.fuzz(->(data) { exit!(0) if data == "Q"; Process.kill("INT", Process.pid) if data == "I" })')
+      { "Q" => /ended with status 0 \d+ s before its time; it printed:/,
+        "I" => /was interrupted \(SIGINT\); it printed:/ }.each do |input, note|
+        corpus = File.join(dir, input)
+        FileUtils.mkdir_p(corpus)
+        File.write(File.join(corpus, "input"), input)
+        result = ruzzy("--keep-going", "--workers=1", "--findings=#{input}-findings", "harness.rb", corpus,
+                       "-max_total_time=60", chdir: dir)
+        assert_match(/^ruzzy: worker 0 \(pid \d+\) #{note}/, result.stderr)
+        assert_match(/^INFO: ruzzy: /, result.stderr[/it printed:\n.*/m], "the worker's own lines")
+      end
+    end
+  end
+
   def test_keep_going_needs_corpus_directories_and_a_harness
     in_tmpdir do |dir|
       write_harness(dir, TWO_BUGS)

@@ -53,6 +53,13 @@ module Ruzzy
         @out.flush
       end
 
+      # The campaign's last numbers: +executions+ in +seconds+ by +started+
+      # workers, +count+ at a time.
+      def totals(executions, seconds, started, count)
+        news("ruzzy: campaign: #{executions} executions in #{seconds.round} s " \
+             "(#{(executions / [seconds, 1e-3].max).round}/s), #{started} worker(s), #{count} at a time")
+      end
+
       # The table of +groups+ (Findings::Store::Group), +fresh+ naming those
       # first seen in this campaign.
       def summary(groups, fresh, dir)

@@ -107,15 +107,18 @@ module Ruzzy
 
       # At Ruby's safe point after libFuzzer's alarm
       # (Findings::Report.hang_followed?): whether the frames the running
-      # input's hang stayed in are known, or were looked for (a loop that
-      # calls no Ruby method or block returns nothing to see). When the
-      # watch had not followed it (its thread got no turn: a C call
-      # holding Ruby's lock, a busy machine), it follows it from now on and
-      # says no, once per input: the report waits for the next alarm, so a
-      # hang is named by its loop whether the watch or the alarm stopped it.
+      # input's hang stayed in are known, or were looked for over an alarm's
+      # period (a loop that calls no Ruby method or block returns nothing to
+      # see). When the watch had not followed it, or had seen nothing return
+      # yet (its thread got no turn, or got it just before the alarm: a C
+      # call holding Ruby's lock, a busy machine), it follows it from now on
+      # and says no, once per input: the report waits for the next alarm, so
+      # a hang is named by its loop whether the watch or the alarm stopped
+      # it.
       def ready_to_name?
         input = @trace && Ruzzy::Native._overdue_input(0)
-        return true if input.nil? || @trace.following?(input) || @waited == input
+        return true if input.nil? || @waited == input
+        return true if @trace.following?(input) && @trace.frames(input)
 
         @waited = input
         @trace.follow(input)

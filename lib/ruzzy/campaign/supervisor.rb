@@ -82,11 +82,7 @@ module Ruzzy
         status = run_workers
         @store.flush
         groups = found_now
-        seconds = now - @started
-        executions = @workers.executions
-        @display.news("ruzzy: campaign: #{executions} executions in #{seconds.round} s " \
-                      "(#{(executions / [seconds, 1e-3].max).round}/s), #{@workers.started} worker(s), " \
-                      "#{@count} at a time")
+        @display.totals(@workers.executions, now - @started, @workers.started, @count)
         @display.summary(groups, groups.map(&:name) - @before.keys, ShownPath.of(@store.dir))
         return EXIT_FINDING unless groups.empty?
 
@@ -184,6 +180,7 @@ module Ruzzy
         return if @stop_at
 
         code = worker.exit_code
+        note_end(worker, code) if [EXIT_OK, EXIT_INTERRUPTED].include?(code) && filed.zero?
         return stop_campaign(EXIT_INTERRUPTED, interrupted: true) if code == EXIT_INTERRUPTED
         return if code == EXIT_OK && filed.zero?
         return stop_campaign(last_worker(code, worker.output)) if filed.zero? && !worker.killed?
@@ -195,6 +192,17 @@ module Ruzzy
           @display.news("  worker #{worker.index} (pid #{worker.pid}) #{worker.ended}; a new worker takes its place")
         end
         start_worker
+      end
+
+      # Says why a worker ended unasked (the campaign's own stop returned
+      # earlier): interrupted, or status 0 before its -runs or time.
+      def note_end(worker, code)
+        left = @deadline && (@deadline - now).round
+        return if code == EXIT_OK && (@args.value("runs") || left.nil? || left < 1)
+
+        what = code == EXIT_OK ? "ended with status 0 #{left} s before its time" : "was interrupted (SIGINT)"
+        @display.news("ruzzy: worker #{worker.index} (pid #{worker.pid}) #{what}; it printed:\n" \
+                      "#{worker.output.report.lines.last(20).join}")
       end
 
       # Ends the campaign with +status+: the running workers are told to
