@@ -4,7 +4,7 @@ require_relative "../test_helper"
 
 # examples/web/rails, fuzzed as its README says: each planted bug's request
 # is reported by the bug it plants, a campaign from an empty corpus finds
-# three of the five, and the app with its bugs fixed (RUZZY_EXAMPLE_FIXED=1)
+# all five, and the app with its bugs fixed (RUZZY_EXAMPLE_FIXED=1)
 # answers each request and gives no finding from an empty corpus. The
 # app is a Rails app of Debian's packages (Rails 6.1 on Debian 12, 7.2 in
 # the chroots): without Rails these tests fail, they are not skipped.
@@ -49,15 +49,14 @@ class TestWebRailsSearch < Minitest::Test
     "exports" => /Ruzzy::Detectors::CommandInjection: /,
     "board" => /Ruzzy::Detectors::Deserialization: /
   }.freeze
-  # Those a campaign of one worker finds from an empty corpus within
-  # CAMPAIGN_SECONDS on every Ruby, whatever the machine's load. Not the
-  # command injection, whose body must be {"export": {"name": ...}} with a
-  # shell canary in the name (found in 1 to 4 minutes on Ruby 3.1 and 3.4,
-  # but not in 8 minutes in one loaded run on 3.4), nor the path
-  # traversal, whose `file` must end in "/../ruzzy" (found in 5 minutes in
-  # some runs, not in 14 in others): docs/web-apps.md says so.
-  FOUND_BY_CAMPAIGN = PLANTED.slice("tasks", "members", "board").freeze
-  # The campaign's budget: the three take under 4 minutes here.
+  # A campaign of one worker finds them all from an empty corpus (Ruby
+  # 3.1, -seed=1 and -seed=2: in 2 min 20 s and 3 min 20 s). The command
+  # injection's body must be {"export": {"name": ...}} with a shell canary
+  # in the name, the path traversal's `file` end in "/../ruzzy": the keys
+  # Rails looked up for the app and the canary forms the detectors
+  # guided the sinks towards are set into the requests (wanted values).
+  FOUND_BY_CAMPAIGN = PLANTED
+  # The campaign's budget.
   CAMPAIGN_SECONDS = 480
 
   def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it
