@@ -50,14 +50,15 @@ class TestWebRailsSearch < Minitest::Test
     "board" => /Ruzzy::Detectors::Deserialization: /
   }.freeze
   # A campaign of one worker finds them all from an empty corpus (Ruby
-  # 3.1, -seed=1 and -seed=2: in 2 min 20 s and 3 min 20 s). The command
+  # 3.1, -seed=1 and -seed=2: in 2 min 20 s and 3 min 20 s; 3.3 and 3.4
+  # with -seed=1, two campaigns at once: 2 min 50 s and 4 min). The command
   # injection's body must be {"export": {"name": ...}} with a shell canary
   # in the name, the path traversal's `file` end in "/../ruzzy": the keys
   # Rails looked up for the app and the canary forms the detectors
   # guided the sinks towards are set into the requests (wanted values).
   FOUND_BY_CAMPAIGN = PLANTED
-  # The campaign's budget.
-  CAMPAIGN_SECONDS = 480
+  # The campaign's budget (7.5 minutes on 3.4 in one loaded run).
+  CAMPAIGN_SECONDS = 600
 
   def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it
     assert_planted_requests_reported(APP, REQUESTS, PLANTED.transform_values { |report| /^#{report}/ })
