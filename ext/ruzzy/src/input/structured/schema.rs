@@ -417,10 +417,7 @@ mod tests {
             positions,
             depth,
         };
-        assert_eq!(
-            schema.ways_down[1],
-            [way(3, [0, 0], 1), way(4, [1, 0], 2)]
-        );
+        assert_eq!(schema.ways_down[1], [way(3, [0, 0], 1), way(4, [1, 0], 2)]);
         assert!(schema.ways_down[0].is_empty());
     }
 }
