@@ -147,9 +147,10 @@ module Ruzzy
       # Follows an input close to the limit (from KNOWN_FOLLOW_SECONDS when
       # a hang is known); in a campaign, raises once per overdue input (an
       # input is known by its start time) that it followed since an earlier
-      # look. Every REACH_SECONDS it learns the hangs other workers filed.
+      # look and whose loop the trace saw (or that it looked at once more).
+      # Every REACH_SECONDS it learns the hangs other workers filed.
       def watch(fuzzing)
-        raised = nil
+        raised = waited = nil
         reported = 0.0
         loop do
           sleep(@known.empty? ? PERIOD : KNOWN_PERIOD)
@@ -162,6 +163,13 @@ module Ruzzy
 
           overdue = Ruzzy::Native._overdue_input(limit)
           next if overdue.nil? || overdue == raised
+
+          # Named by its loop: once the trace saw the loop return, or after
+          # one more look (a loop that calls nothing is named by the moment).
+          unless @trace.frames(overdue) || waited == overdue
+            waited = overdue
+            next
+          end
 
           raised = overdue
           fuzzing.raise(InputTimeout.new(limit, @trace.finish(overdue)))
