@@ -143,6 +143,23 @@ module RuzzyTestHelper
     end
   end
 
+  # Runs campaign_until_found and asserts that it found each of +expected+;
+  # a failure shows the NEW lines, every group on file with its title and
+  # site, and the output's end. Returns the output.
+  def assert_campaign_finds(dir, args, expected, seconds:)
+    found, output = campaign_until_found(dir, args, expected, seconds:)
+    return output if found == expected.keys
+
+    store = File.join(dir, "ruzzy-findings")
+    groups = Dir.glob(File.join(store, "*", "group.json")).map do |path|
+      group = JSON.parse(File.read(path))
+      "#{File.basename(File.dirname(path))} #{group["findings"]}x at #{group["site"]}: #{group["title"]}"
+    end
+    flunk "the campaign missed #{(expected.keys - found).join(", ")}\n--- NEW lines:\n" \
+          "#{output.lines.grep(/NEW/).join}--- groups on file:\n#{groups.sort.join("\n")}\n" \
+          "--- the output's end:\n#{output[-3000..] || output}"
+  end
+
   # Runs a campaign of one worker from an empty corpus in +dir+
   # (`ruzzy --keep-going --workers=1 ARGS -seed=1 -max_total_time=SECONDS`)
   # until it has printed a NEW line matching each of +expected+ (name =>

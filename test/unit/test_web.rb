@@ -365,6 +365,18 @@ class TestWeb < Minitest::Test
     assert_operator traversal * 4, :>, command * 3, [traversal, command]
   end
 
+  # libFuzzer's value profile, on for typed targets, is left off for
+  # requests (their ids fill the corpus), unless the user turns it on.
+  def test_requests_are_fuzzed_without_value_profile_unless_asked
+    typed = ->(*gens, args: ["prog"]) { Ruzzy::Gen::TypedTarget.for_fuzz(->(*) {}, gens, args, Ruzzy.session).last }
+    request = Ruzzy::Gen.request(routes: ["GET /notes/:id"], names: [])
+    assert_includes typed.call(Ruzzy::Gen.string), "-use_value_profile=1"
+    refute(typed.call(request).any? { |arg| arg.start_with?("-use_value_profile") })
+    refute(typed.call(Ruzzy::Gen.string, Ruzzy::Gen.request(routes: ["GET /"], session: 2, names: []))
+           .any? { |arg| arg.start_with?("-use_value_profile") })
+    assert_includes typed.call(request, args: ["prog", "-use_value_profile=1"]), "-use_value_profile=1"
+  end
+
   def test_a_header_no_server_passes_on_is_said_to_be_reproduced_by_the_test
     text = W.describe([request(headers: { "Accept" => "\0\0" })], "APP")
     assert_match(/NUL, CR or LF byte.*the test below reproduces the finding/, text)

@@ -50,7 +50,9 @@ module Ruzzy
       # finding only.
       def record(store, text, input, identity = Identity.of_report(text))
         if store.record(identity, input, text) == :new
-          $stderr.write(text, Campaign.new_group_line(identity))
+          # The announcement is a line of its own, whatever the report's
+          # last line (an input description may lack its newline).
+          $stderr.write(text, text.end_with?("\n") ? "" : "\n", Campaign.new_group_line(identity))
           $stderr.flush
         end
         nil

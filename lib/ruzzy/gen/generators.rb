@@ -30,6 +30,9 @@ module Ruzzy
       def recursive? = false
       # Whether it can make a value without recursing.
       def ends? = true
+      # Whether libFuzzer's value profile suits its inputs (a typed target
+      # turns it on unless one of its arguments says not: TypedTarget.flags).
+      def value_profile? = true
 
       # The tree of +literal+ (from a regression file); nil when it does not
       # fit (the caller names the file). No tree is nil.

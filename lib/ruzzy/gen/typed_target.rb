@@ -20,6 +20,8 @@ module Ruzzy
       # inputs whose compared values came closer (a typed input is mostly
       # values that the target compares). A list element and its first
       # element both magic: about 1 s with it, often over 40 s without.
+      # Left out when an argument's generator says it does not suit it
+      # (Generator#value_profile?).
       FLAGS = ["-use_value_profile=1"].freeze
 
       # Longest a finding's shrinking takes, and at most half of
@@ -45,12 +47,16 @@ module Ruzzy
           return [target, arguments.empty? ? args || DEFAULT_ARGS : arguments.first]
         end
 
-        typed = typed(target, Arguments.new(arguments, "Ruzzy.fuzz"), session)
-        [typed, with_flags(args || DEFAULT_ARGS)]
+        arguments = Arguments.new(arguments, "Ruzzy.fuzz")
+        [typed(target, arguments, session), with_flags(args || DEFAULT_ARGS, arguments)]
       end
 
-      # libFuzzer's arguments +args+ with FLAGS where not given.
-      def self.with_flags(args) = LibFuzzerArgs.validate(args).with_defaults(FLAGS).to_a
+      # libFuzzer's arguments +args+ with the FLAGS that suit +arguments+
+      # (an Arguments) where not given.
+      def self.with_flags(args, arguments)
+        defaults = arguments.gens.all?(&:value_profile?) ? FLAGS : []
+        LibFuzzerArgs.validate(args).with_defaults(defaults).to_a
+      end
 
       # +target+ called with the values of +arguments+, its arity checked.
       def self.typed(target, arguments, session, on_finding: nil, &call)

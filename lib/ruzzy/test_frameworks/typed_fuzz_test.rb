@@ -28,7 +28,7 @@ module Ruzzy
           receiver.instance_exec(*values, &block)
           nil
         end
-        args = Gen::TypedTarget.with_flags(FuzzTest.fuzz_args(definition, given, "#{definition.corpus}/."))
+        args = Gen::TypedTarget.with_flags(FuzzTest.fuzz_args(definition, given, "#{definition.corpus}/."), arguments)
         Ruzzy.fuzz(target, args:, ignore: definition.expected.to_specs)
       end
 

@@ -3,7 +3,7 @@
 //! a detector's sink was guided towards (`;ruzzy`). A typed target's pools
 //! (`Gen.from(list)`) name the vocabulary once, before fuzzing
 //! ([`set_vocabulary`]); a wanted value in it is remembered by its number
-//! in a ring of the most recent ones ([`record`]), and the structure-aware
+//! in a ring of the most recent distinct ones ([`record`]), and the structure-aware
 //! mutator sets a pool choice of an input to one of them ([`pick`]).
 //! libFuzzer's own comparison tables cannot: they write bytes, and a pool
 //! choice is an index.
@@ -47,14 +47,22 @@ pub fn active() -> bool {
     VOCABULARY.get().is_some()
 }
 
-/// Remembers `word` if it is in the vocabulary.
+/// Remembers `word` if it is in the vocabulary and not in the ring
+/// already: the ring holds the last SLOTS distinct words, so a word wanted
+/// at every input (a canary form guided at a sink the framework reaches
+/// each request, a key it always misses) takes one slot, and a word only
+/// some inputs miss (the key of one route's params) stays beside it.
 #[inline]
 pub fn record(word: &[u8]) {
     let Some(number) = VOCABULARY.get().and_then(|vocabulary| vocabulary.get(word)) else {
         return;
     };
     let stored = number + 1;
-    if LAST.swap(stored, Ordering::Relaxed) == stored {
+    if LAST.swap(stored, Ordering::Relaxed) == stored
+        || RING
+            .iter()
+            .any(|slot| slot.load(Ordering::Relaxed) == stored)
+    {
         return;
     }
     let slot = RECORDED.fetch_add(1, Ordering::Relaxed) % SLOTS;
@@ -77,7 +85,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_words_of_the_vocabulary_are_kept_and_a_repeat_takes_one_slot() {
+    fn only_words_of_the_vocabulary_are_kept_and_a_word_takes_one_slot() {
         set_vocabulary(&[b"export".to_vec(), Vec::new(), b";ruzzy".to_vec()]);
         assert!(active());
         let before = RECORDED.load(Ordering::Relaxed);
@@ -91,7 +99,12 @@ mod tests {
         record(b"export");
         record(b"export");
         record(b";ruzzy");
-        assert_eq!(RECORDED.load(Ordering::Relaxed), before + 2);
+        record(b"export");
+        assert_eq!(
+            RECORDED.load(Ordering::Relaxed),
+            before + 2,
+            "a word in the ring is not recorded again"
+        );
         let picked: std::collections::BTreeSet<_> = (0..64).filter_map(pick).collect();
         assert_eq!(picked, [0, 2].into());
     }
