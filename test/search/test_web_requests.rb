@@ -64,7 +64,8 @@ class TestWebRequests < Minitest::Test
                    .to_s.lines
       # The URL is quoted when its query string needs it.
       created = sent.index { |line| line.match?(%r{-X POST '?http://localhost:3000/projects(?:[ ?']|$)}) }
-      exported = sent.index { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }
+      # (The last request is the one that failed; an export before it may have been a 404.)
+      exported = sent.rindex { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }
       assert created && exported && created < exported, "a POST /projects before the export:\n#{result.output}"
       id = sent[exported][%r{/projects/(\d+)/export}, 1].to_i
       assert_operator id, :>=, 1_000_000, "the id the POST returned"
