@@ -143,6 +143,14 @@ module RuzzyTestHelper
     end
   end
 
+  # The groups of the findings directory +findings+ in +dir+: each
+  # group.json's fields, and its name.
+  def list_groups(dir, findings = "ruzzy-findings")
+    Dir.glob(File.join(dir, findings, "*", "group.json")).map do |path|
+      JSON.parse(File.read(path), symbolize_names: true).merge(name: File.basename(File.dirname(path)))
+    end
+  end
+
   # Runs campaign_until_found and asserts that it found each of +expected+;
   # a failure shows the NEW lines, every group on file with its title and
   # site, and the output's end. Returns the output.
@@ -150,10 +158,8 @@ module RuzzyTestHelper
     found, output = campaign_until_found(dir, args, expected, seconds:)
     return output if found == expected.keys
 
-    store = File.join(dir, "ruzzy-findings")
-    groups = Dir.glob(File.join(store, "*", "group.json")).map do |path|
-      group = JSON.parse(File.read(path))
-      "#{File.basename(File.dirname(path))} #{group["findings"]}x at #{group["site"]}: #{group["title"]}"
+    groups = list_groups(dir).map do |group|
+      "#{group[:name]} #{group[:findings]}x at #{group[:site]}: #{group[:title]}"
     end
     flunk "the campaign missed #{(expected.keys - found).join(", ")}\n--- NEW lines:\n" \
           "#{output.lines.grep(/NEW/).join}--- groups on file:\n#{groups.sort.join("\n")}\n" \

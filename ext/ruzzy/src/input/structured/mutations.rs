@@ -667,6 +667,22 @@ mod tests {
             .collect()
     }
 
+    /// A mutation of `kind` whose leaves libFuzzer's stand-in marks, with
+    /// no wanted word.
+    fn marked(
+        kind: Kind,
+        schema: &Schema,
+        data: &[u8],
+        rng: &mut Rng,
+        scratch: &mut Scratch,
+    ) -> Option<Kind> {
+        let mutators = Mutators {
+            bytes: &mut mark,
+            wanted: None,
+        };
+        mutate_as(kind, schema, data, 4096, rng, scratch, mutators)
+    }
+
     fn random_input(rng: &mut Rng) -> Vec<u8> {
         let length = rng.below(40);
         (0..length).map(|_| rng.next() as u8).collect()
@@ -680,17 +696,12 @@ mod tests {
         for seed in 0..2_000 {
             let data = random_input(&mut rng);
             let before = leaves(&schema, &data);
-            let made = mutate_as(
+            let made = marked(
                 Kind::Leaf,
                 &schema,
                 &data,
-                4096,
                 &mut Rng::new(seed),
                 &mut scratch,
-                Mutators {
-                    bytes: &mut mark,
-                    wanted: None,
-                },
             );
             assert_eq!(made, Some(Kind::Leaf));
             let after = leaves(&schema, &scratch.out);
@@ -710,18 +721,7 @@ mod tests {
             let data = random_input(&mut rng);
             let before = leaves(&schema, &data);
             let mut inner = Rng::new(rng.next() as u32);
-            let made = mutate_as(
-                Kind::Array,
-                &schema,
-                &data,
-                4096,
-                &mut inner,
-                &mut scratch,
-                Mutators {
-                    bytes: &mut mark,
-                    wanted: None,
-                },
-            );
+            let made = marked(Kind::Array, &schema, &data, &mut inner, &mut scratch);
             if made != Some(Kind::Array) {
                 continue;
             }
