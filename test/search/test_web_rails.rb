@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require_relative "../support/web_examples"
 
 # examples/web/rails, fuzzed as its README says: each planted bug's request
 # is reported by the bug it plants, a campaign from an empty corpus finds
@@ -9,6 +10,8 @@ require_relative "../test_helper"
 # app is a Rails app of Debian's packages (Rails 6.1 on Debian 12, 7.2 in
 # the chroots): without Rails these tests fail, they are not skipped.
 class TestWebRailsSearch < Minitest::Test
+  include WebExamples
+
   APP = File.join(RuzzyTestHelper::EXAMPLES, "web", "rails")
 
   # Requests the fixed app is sent.
@@ -58,8 +61,9 @@ class TestWebRailsSearch < Minitest::Test
   # Rails looked up for the app and the canary forms the detectors
   # guided the sinks towards are set into the requests (wanted values).
   FOUND_BY_CAMPAIGN = PLANTED
-  # The campaign's budget: about three times the longest above on a
-  # machine as loaded as CI's, where requests run at half the speed.
+  # The campaign's budget: on a machine as loaded as CI's (four test files
+  # at once on two cores), a worker's requests run at a third of the
+  # speed above.
   CAMPAIGN_SECONDS = 600
 
   def test_each_planted_bug_is_reported_given_its_request_and_the_fixed_app_answers_it

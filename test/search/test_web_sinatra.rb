@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require_relative "../support/web_examples"
 
 # examples/web/sinatra, fuzzed as its README says: each planted bug's
 # request is reported by the bug it plants, a campaign from an empty corpus
@@ -9,6 +10,8 @@ require_relative "../test_helper"
 # empty corpus. The app needs Debian's ruby-sinatra and
 # ruby-sqlite3: without them these tests fail, they are not skipped.
 class TestWebSinatraSearch < Minitest::Test
+  include WebExamples
+
   APP = File.join(RuzzyTestHelper::EXAMPLES, "web", "sinatra", "config.ru")
 
   # Requests the fixed app is sent.
