@@ -1,12 +1,15 @@
 # frozen_string_literal: true
 
+# May use: compat, default_args, detectors, engine, error, exit_status, feedback, findings, fuzzed_data_provider, gen,
+# guidance, native, sanitizers, version, web.
+
 require_relative "ruzzy/version"
 require_relative "ruzzy/exit_status"
 require_relative "ruzzy/error"
 require_relative "ruzzy/findings/report"
 require_relative "ruzzy/findings/expected_exceptions"
 require_relative "ruzzy/engine/relaunch"
-require_relative "ruzzy/engine/default_args"
+require_relative "ruzzy/default_args"
 require_relative "ruzzy/native"
 require_relative "ruzzy/sanitizers"
 Ruzzy::Native.require_extension

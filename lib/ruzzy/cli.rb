@@ -1,11 +1,16 @@
 # frozen_string_literal: true
 
+# This file and every file of lib/ruzzy/cli/ stand on one floor (docs/architecture.md):
+# May use: campaign, campaign_protocol, command_options, detectors, engine, error, exit_status, extensions,
+# finding_kinds, findings, libfuzzer_args, native, own_files, ruzzy, sanitizers, settings, shown_duration, shown_path,
+# test_frameworks, user_code, version, web.
+
 require_relative "version"
 require_relative "exit_status"
 require_relative "sanitizers"
 require_relative "findings/expected_exceptions"
 require_relative "engine/relaunch"
-require_relative "cli/command_options"
+require_relative "command_options"
 require_relative "test_frameworks/fuzz_test"
 require_relative "cli/ci"
 require_relative "cli/oss_fuzz"

@@ -2,8 +2,11 @@
 
 # Ruzzy 0.8's remaining module functions, so that code written for it runs
 # unchanged. (Its constants, ARGV0, EXT_PATH and DLEXT, are with the others
-# in ruzzy.rb and engine/default_args.rb; c_libfuzzer_is_loaded, c_trace_cmp8 and c_trace_div8 are
-# native.) See docs/migrating-from-ruzzy.md.
+# in ruzzy.rb and default_args.rb; c_libfuzzer_is_loaded, c_trace_cmp8 and c_trace_div8 are
+# native.) See docs/migrating-from-ruzzy.md. They call Ruzzy.fuzz and Ruzzy.trace, which
+# ruzzy.rb defines before it loads this file.
+#
+# May use: nothing.
 module Ruzzy
   module_function
 

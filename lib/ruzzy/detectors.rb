@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# This file and every file of lib/ruzzy/detectors/ stand on one floor (docs/architecture.md):
+# May use: error, feedback, name_list, native, own_files, settings.
+
 require_relative "error"
 require_relative "settings"
 require_relative "name_list"

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # Tag carried by every exception ruzzy raises: `rescue Ruzzy::Error`
   # catches them all.

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # Exit statuses of ruzzy's processes and commands: the one place they are
   # defined, for the Ruby code and for the native extension (which reads

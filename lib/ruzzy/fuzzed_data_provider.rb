@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: error, native.
+
 # This file may be required on its own, as with Ruzzy 0.8.
 require_relative "error"
 require_relative "native"

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# This file and every file of lib/ruzzy/gen/ stand on one floor (docs/architecture.md):
+# May use: default_args, error, findings, libfuzzer_args, native.
+
 require_relative "error"
 require_relative "gen/generators"
 require_relative "gen/composites"

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: native.
+
 require_relative "native"
 
 # Ruzzy.guide_equal, guide_include, explore_state, maximize and minimize.

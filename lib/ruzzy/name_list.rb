@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: error.
+
 require_relative "error"
 
 module Ruzzy

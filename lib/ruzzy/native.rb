@@ -1,9 +1,11 @@
 # frozen_string_literal: true
 
+# May use: error, exit_status, finding_kinds, platforms, settings.
+
 require "rbconfig"
 require_relative "error"
 require_relative "exit_status"
-require_relative "findings/kinds"
+require_relative "finding_kinds"
 require_relative "platforms"
 require_relative "settings"
 

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # The directory holding ruzzy's Ruby files (lib/ of the installed gem).
   LIB_DIR = File.expand_path("..", __dir__)

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # The platforms ruzzy is published for as a precompiled gem, named once:
   # bin/platform-gem builds the x86_64 one, bin/arm64 the aarch64 one, the

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# This file and every file of lib/ruzzy/sanitizers/ stand on one floor (docs/architecture.md):
+# May use: error, native, settings.
+
 require_relative "error"
 require_relative "native"
 require_relative "settings"

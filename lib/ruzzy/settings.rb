@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # The environment variables that hold ruzzy's own settings of a run, each
   # named once: read where the setting is decided (the engine, the

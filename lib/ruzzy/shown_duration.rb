@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # How ruzzy writes a duration for a person: seconds, milliseconds or
   # microseconds, whichever keeps the number readable.

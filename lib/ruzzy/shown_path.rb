@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # How ruzzy names a file to a person: relative to a directory (the
   # current one unless told) when the file is inside it, else as given.

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: native, own_files.
+
 require "rbconfig"
 require_relative "native"
 require_relative "own_files"

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# This file and every file of lib/ruzzy/web/ stand on one floor (docs/architecture.md):
+# May use: detectors, error, gen, guidance.
+
 require_relative "error"
 require_relative "web/request"
 require_relative "web/routes"

@@ -6,7 +6,8 @@ require_relative "../test_helper"
 # every function the native code gives C to call (an `extern "C" fn`: a
 # method body, an event hook, a signal handler, a sanitizer or libFuzzer
 # callback, a trampoline) has a row in its "Entry points from C" table,
-# every source file has a row, and no table counts lines.
+# every source file (Rust, C, and Ruby under lib/) has a row, and no table
+# counts lines.
 class TestArchitectureDoc < Minitest::Test
   ROOT = RuzzyTestHelper::ROOT
   SRC = File.join(ROOT, "ext", "ruzzy", "src")
@@ -60,6 +61,37 @@ class TestArchitectureDoc < Minitest::Test
       rows.any? { |row| row.start_with?("| `#{file}`", "| `ext/ruzzy/src/#{file}`") }
     end
     assert_empty missing, "source files without a row in docs/architecture.md (what each one is for)"
+  end
+
+  # The files of lib/ a row of "Ruby files (`lib/`)" names in its first
+  # column: the first code span is a path from lib/ (`ruzzy/engine/session.rb`);
+  # a later one is a file beside it (`store.rb`) or, with a slash, a path from
+  # lib/ruzzy/ (`web/request.rb`); a span ending in a slash (`detectors/`)
+  # names every file under that folder.
+  def ruby_files_named(row)
+    first, *others = row.split("|")[1].to_s.scan(/`([^`]+)`/).flatten
+    return [] unless first&.start_with?("ruzzy")
+
+    [first, *others.map do |span|
+      span.include?("/") ? "ruzzy/#{span}" : File.join(File.dirname(first), span)
+    end].flat_map do |path|
+      path.end_with?("/") ? Dir.glob("#{path}**/*.rb", base: File.join(ROOT, "lib")) : [path]
+    end
+  end
+
+  def test_every_ruby_file_has_a_row
+    files = Dir.glob("**/*.rb", base: File.join(ROOT, "lib")).sort
+    assert_operator files.size, :>, 100, "lib/ is where it was expected"
+    named = section("Ruby files (`lib/`)").lines.grep(/\A\| `/).flat_map { |row| ruby_files_named(row) }
+    assert_empty files - named, "Ruby files without a row in docs/architecture.md's \"Ruby files (`lib/`)\""
+    assert_empty named - files, "rows in docs/architecture.md's \"Ruby files (`lib/`)\" for files that do not exist"
+  end
+
+  def test_the_check_reads_a_ruby_row_as_its_files
+    assert_equal %w[ruzzy/findings/report.rb ruzzy/findings/store.rb ruzzy/web/request.rb],
+                 ruby_files_named("| `ruzzy/findings/report.rb`, `store.rb`, `web/request.rb` | `x.rb` |\n")
+    assert_includes ruby_files_named("| `ruzzy/detectors.rb`, `detectors/` | x |\n"), "ruzzy/detectors/report.rb"
+    assert_equal ["ruzzy.rb"], ruby_files_named("| `ruzzy.rb` | the API |\n")
   end
 
   def test_the_check_tells_a_row_from_a_mention_elsewhere

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require_relative "../support/floors"
 
 # The native modules stand in floors. Each states in its `//!` header, in one
 # line, what it may use: a folder in its `mod.rs`, a single-file module
@@ -11,6 +12,8 @@ require_relative "../test_helper"
 # modules in floors: the crate has no circle and no import running back up.
 # docs/architecture.md draws the floors as these lines make them.
 class TestLayers < Minitest::Test
+  include Floors
+
   SRC = File.join(RuzzyTestHelper::ROOT, "ext", "ruzzy", "src")
   DOC = File.join(RuzzyTestHelper::ROOT, "docs", "architecture.md")
   MAY_USE = %r{^//! May use: (.*)$}
@@ -89,27 +92,8 @@ class TestLayers < Minitest::Test
     end
   end
 
-  # {"rb" => 2, ...}: 1 for a module that may use nothing, else one above
-  # the highest module it may use. Fails on a circle.
-  def floors(declared)
-    floors = {}
-    visit = lambda do |name, path|
-      flunk "the May use lines make a circle: #{(path + [name]).join(" -> ")}" if path.include?(name)
-      floors[name] ||= 1 + (declared.fetch(name) || []).map { |used| visit.call(used, path + [name]) }.max.to_i
-    end
-    declared.each_key { |name| visit.call(name, []) }
-    floors
-  end
-
   def shown(name)
     File.directory?(File.join(SRC, name)) ? "#{name}/" : "#{name}.rs"
-  end
-
-  # The text picture of the floors, the top floor first.
-  def picture(floors)
-    floors.group_by { |_, floor| floor }.sort.reverse.map do |floor, names|
-      "#{floor}  #{names.map { |name, _| shown(name) }.sort.join("  ")}".rstrip
-    end.join("\n")
   end
 
   def test_every_module_states_what_it_may_use

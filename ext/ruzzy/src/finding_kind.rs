@@ -4,7 +4,7 @@
 //!
 //! Their facts (the artifact prefix, the `ERROR: <reporter>: <headline>`
 //! words, the exit status) are defined once, in Ruby
-//! (`Ruzzy::Findings::KINDS`, `lib/ruzzy/findings/kinds.rb`), because the
+//! (`Ruzzy::Findings::KINDS`, `lib/ruzzy/finding_kinds.rb`), because the
 //! campaign supervisor and `ruzzy findings` need them without this
 //! extension loaded. [`resolve`] copies them when the extension loads; a
 //! kind missing there, or one there that this enum does not know, makes
@@ -113,7 +113,7 @@ pub fn resolve(ruby: &Ruby, ruzzy: RModule) -> Result<(), Error> {
             ruby.exception_load_error(),
             format!(
                 "ruzzy's native extension does not match its Ruby files: {what} \
-                 (lib/ruzzy/findings/kinds.rb); reinstall ruzzy"
+                 (lib/ruzzy/finding_kinds.rb); reinstall ruzzy"
             ),
         )
     };

@@ -3,10 +3,10 @@
 require "fileutils"
 require "shellwords"
 require_relative "corpus_dirs"
-require_relative "protocol"
+require_relative "../campaign_protocol"
 require_relative "../shown_path"
 require_relative "../findings/identity"
-require_relative "../findings/kinds"
+require_relative "../finding_kinds"
 require_relative "../findings/store"
 
 module Ruzzy

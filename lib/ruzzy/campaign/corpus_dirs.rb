@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "fileutils"
-require_relative "../cli/command_options"
+require_relative "../command_options"
 
 module Ruzzy
   module Campaign

@@ -1,11 +1,11 @@
 # frozen_string_literal: true
 
 require_relative "../exit_status"
-require_relative "protocol"
+require_relative "../campaign_protocol"
 require_relative "../error"
 require_relative "../shown_duration"
 require_relative "../findings/identity"
-require_relative "../findings/kinds"
+require_relative "../finding_kinds"
 require_relative "../findings/store"
 require_relative "../findings/reproduction"
 

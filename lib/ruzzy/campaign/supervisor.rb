@@ -1,8 +1,12 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/campaign/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: campaign_protocol, command_options, error, exit_status, finding_kinds, findings, libfuzzer_args,
+# shown_duration, shown_path.
+
 require "fileutils"
 require "rbconfig"
-require_relative "protocol"
+require_relative "../campaign_protocol"
 require_relative "workers"
 require_relative "display"
 require_relative "progress_log"
@@ -12,11 +16,11 @@ require_relative "hang_check"
 require_relative "artifact_filing"
 require_relative "../exit_status"
 require_relative "../findings/store"
-require_relative "../findings/kinds"
+require_relative "../finding_kinds"
 require_relative "../findings/reproduction"
-require_relative "../engine/libfuzzer_args"
+require_relative "../libfuzzer_args"
 require_relative "../shown_path"
-require_relative "../cli/command_options"
+require_relative "../command_options"
 
 module Ruzzy
   module Campaign

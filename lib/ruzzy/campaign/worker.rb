@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require "fileutils"
-require_relative "../cli/command_options"
-require_relative "protocol"
+require_relative "../command_options"
+require_relative "../campaign_protocol"
 require_relative "worker_output"
 
 module Ruzzy

@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require "shellwords"
-require_relative "protocol"
-require_relative "../findings/kinds"
+require_relative "../campaign_protocol"
+require_relative "../finding_kinds"
 
 module Ruzzy
   module Campaign

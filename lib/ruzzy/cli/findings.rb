@@ -2,14 +2,14 @@
 
 require "shellwords"
 require "tmpdir"
-require_relative "command_options"
+require_relative "../command_options"
 require_relative "../exit_status"
 require_relative "../findings/store"
-require_relative "../findings/kinds"
+require_relative "../finding_kinds"
 require_relative "../findings/reproduction"
 require_relative "../findings/minimiser"
 require_relative "../campaign/display"
-require_relative "../engine/libfuzzer_args"
+require_relative "../libfuzzer_args"
 require_relative "../shown_duration"
 
 module Ruzzy

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "command_options"
+require_relative "../command_options"
 require_relative "../exit_status"
 require_relative "../test_frameworks/fuzz_test"
 require_relative "../web/app_loader"

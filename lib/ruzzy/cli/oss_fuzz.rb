@@ -3,7 +3,7 @@
 require "fileutils"
 require "rbconfig"
 require "shellwords"
-require_relative "command_options"
+require_relative "../command_options"
 require_relative "oss_fuzz/platform"
 require_relative "oss_fuzz/preloads"
 require_relative "oss_fuzz/seed_corpus"

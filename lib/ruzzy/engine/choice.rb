@@ -3,7 +3,7 @@
 require_relative "../error"
 require_relative "../own_files"
 require_relative "../settings"
-require_relative "libfuzzer_args"
+require_relative "../libfuzzer_args"
 require_relative "../native"
 require_relative "../platforms"
 require_relative "../sanitizers"

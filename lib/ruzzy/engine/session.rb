@@ -1,19 +1,23 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/engine/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: campaign_protocol, default_args, detectors, error, extensions, feedback, finding_kinds, findings, gen,
+# libfuzzer_args, native, own_files, platforms, sanitizers, settings.
+
 require "digest/sha1"
 require "shellwords"
-require_relative "libfuzzer_args"
+require_relative "../libfuzzer_args"
 require_relative "relaunch"
 require_relative "../findings/expected_exceptions"
 require_relative "../findings/store"
-require_relative "../campaign/protocol"
-require_relative "../campaign/hang_watch"
+require_relative "../campaign_protocol"
+require_relative "../findings/hang_watch"
 require_relative "../extensions/loaded_check"
 require_relative "../engine/choice"
 require_relative "../settings"
-require_relative "default_args"
+require_relative "../default_args"
 require_relative "../findings/report"
-require_relative "../findings/kinds"
+require_relative "../finding_kinds"
 require_relative "../feedback/coverage"
 require_relative "../feedback/compare_hooks"
 require_relative "../feedback/literal_dictionary"

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/extensions/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: error, sanitizers, settings.
+
 require_relative "shared_object"
 
 module Ruzzy

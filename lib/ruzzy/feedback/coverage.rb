@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/feedback/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: error, name_list, native, own_files, settings.
+
 require "coverage"
 require_relative "../error"
 require_relative "../native"

@@ -4,7 +4,7 @@ require "digest/sha1"
 require_relative "../own_files"
 require_relative "bug_shape"
 require_relative "ruby_frames"
-require_relative "kinds"
+require_relative "../finding_kinds"
 
 module Ruzzy
   module Findings

@@ -5,7 +5,7 @@ require "tmpdir"
 require_relative "identity"
 require_relative "reproduction"
 require_relative "store"
-require_relative "../engine/libfuzzer_args"
+require_relative "../libfuzzer_args"
 
 module Ruzzy
   module Findings

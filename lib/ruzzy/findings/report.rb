@@ -1,12 +1,16 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/findings/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: campaign_protocol, detectors, error, exit_status, finding_kinds, libfuzzer_args, native, own_files,
+# settings, shown_duration, user_code.
+
 require "shellwords"
 require_relative "../error"
 require_relative "../shown_duration"
-require_relative "../campaign/protocol"
-require_relative "../campaign/hang_watch"
+require_relative "../campaign_protocol"
+require_relative "hang_watch"
 require_relative "store"
-require_relative "kinds"
+require_relative "../finding_kinds"
 require_relative "bug_shape"
 require_relative "ruby_frames"
 require_relative "../user_code"

@@ -3,10 +3,10 @@
 require "open3"
 require "shellwords"
 require_relative "../exit_status"
-require_relative "kinds"
+require_relative "../finding_kinds"
 require_relative "store"
 require_relative "../settings"
-require_relative "../campaign/protocol"
+require_relative "../campaign_protocol"
 require_relative "../error"
 
 module Ruzzy

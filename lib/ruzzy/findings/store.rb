@@ -4,7 +4,7 @@ require "json"
 require "fileutils"
 require "digest/sha1"
 require_relative "identity"
-require_relative "kinds"
+require_relative "../finding_kinds"
 require_relative "suspects"
 
 module Ruzzy

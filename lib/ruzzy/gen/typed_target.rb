@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "arguments"
-require_relative "../engine/default_args"
-require_relative "../engine/libfuzzer_args"
+require_relative "../default_args"
+require_relative "../libfuzzer_args"
 require_relative "../findings/expected_exceptions"
 require_relative "../findings/report"
 

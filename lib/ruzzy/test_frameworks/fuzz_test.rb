@@ -1,8 +1,11 @@
 # frozen_string_literal: true
 
+# Every file of lib/ruzzy/test_frameworks/ stands on one floor (docs/architecture.md); this line is theirs:
+# May use: campaign_protocol, findings, gen, libfuzzer_args, ruzzy, web.
+
 require "fileutils"
-require_relative "../campaign/protocol"
-require_relative "../engine/libfuzzer_args"
+require_relative "../campaign_protocol"
+require_relative "../libfuzzer_args"
 require_relative "../findings/expected_exceptions"
 require_relative "../gen"
 require_relative "../web"

@@ -10,7 +10,7 @@
 //! (unless it is a file given on the command line), the `SUMMARY:` line,
 //! the final statistics, and libFuzzer's exit status (`-error_exitcode`
 //! 77, timeouts 70, out-of-memory 71). The words, the artifact's name and
-//! the status are the [`FindingKind`]'s (`lib/ruzzy/findings/kinds.rb`).
+//! the status are the [`FindingKind`]'s (`lib/ruzzy/finding_kinds.rb`).
 //!
 //! Invariants: async-signal-safe (write(2), open(2), stack buffers, no
 //! allocation, no lock); one report per process: the first caller claims

@@ -5,7 +5,7 @@ require "open3"
 require "tmpdir"
 require "fileutils"
 require "rbconfig"
-require_relative "../../campaign/protocol"
+require_relative "../../campaign_protocol"
 
 module Ruzzy
   module Cov

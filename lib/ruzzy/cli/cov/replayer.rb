@@ -7,7 +7,7 @@ require_relative "../../web/app_loader"
 require_relative "../../own_files"
 require_relative "../../user_code"
 require_relative "../../native"
-require_relative "../command_options"
+require_relative "../../command_options"
 
 module Ruzzy
   module Cov

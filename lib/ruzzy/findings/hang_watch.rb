@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "protocol"
+require_relative "../campaign_protocol"
 require_relative "hang_trace"
 require_relative "../user_code"
 require_relative "../native"

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: nothing.
+
 module Ruzzy
   # A campaign (`ruzzy --keep-going`): a supervisor process runs the harness
   # in worker processes, one at a time, and keeps going after findings.

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
-require_relative "../exit_status"
+# May use: exit_status.
+
+require_relative "exit_status"
 
 module Ruzzy
   # The findings of a run or campaign: their kinds, identities and store.

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
-require_relative "../error"
+# May use: error.
+
+require_relative "error"
 
 module Ruzzy
   # libFuzzer's argument list, program name first: validated once, and the

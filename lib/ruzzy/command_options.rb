@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
+# May use: error, sanitizers, settings, version.
+
 require "etc"
 require "optparse"
-require_relative "../version"
-require_relative "../sanitizers"
-require_relative "../settings"
-require_relative "../error"
+require_relative "version"
+require_relative "sanitizers"
+require_relative "settings"
+require_relative "error"
 
 module Ruzzy
   # Command-line parsing for ruzzy's commands: each builds an OptionParser

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# May use: libfuzzer_args.
+
 require_relative "libfuzzer_args"
 
 # libFuzzer's argument list when Ruzzy.fuzz is given none. DEFAULT_ARGS is
