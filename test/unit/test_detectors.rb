@@ -357,6 +357,7 @@ class TestDetectors < Minitest::Test
     Ruzzy.fuzz(lambda { |data|
       case ENV.fetch("SINK")
       when "where" then User.where("name = '#{data}'").to_a rescue ActiveRecord::StatementInvalid
+      when "utf8" then User.where("name = '#{data.dup.force_encoding(Encoding::UTF_8)}'").to_a rescue ActiveRecord::StatementInvalid
       when "bound" then User.where(name: data).to_a
       when "placeholder" then User.where("name = ?", data).to_a
       end
@@ -372,6 +373,9 @@ class TestDetectors < Minitest::Test
       write_harness(dir, AR_HARNESS)
       {
         %w[where x'] => /rejected the syntax of the query "SELECT .* WHERE \(name = 'x''\)" \(SQLite3::SQLException/,
+        # A query in UTF-8 beyond ASCII, and SQLite's binary message quoting
+        # it (a Rails param): the finding, not an Encoding::CompatibilityError.
+        ["utf8", "\u00e9' \u00e9"] => /rejected the syntax of the query "SELECT .* \(name = '\u00e9' \u00e9'\)" .*near "\u00e9"/,
         ["where", "' or ruzzy or '"] => /Statement.new got the query "SELECT .* \(name = '' or ruzzy or ''\)", where/
       }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message) }
       [["bound", "' or ruzzy or '"], ["placeholder", "' or ruzzy or '"]].each do |sink, input|

@@ -76,11 +76,13 @@ module Ruzzy
         end
 
         # +error+ was raised running +sql+: a syntax error is the finding.
+        # SQLite's message is binary and may quote the input's bytes, a
+        # query non-ASCII UTF-8: the message is shown as text (\xNN).
         def failed(sink, sql, error)
           return unless syntax_error?(error)
 
           Detectors.report(new("SQL injection: the database rejected the syntax of the query #{Detectors.shown(sql)} " \
-                               "(#{error.class}: #{error.message})", sink))
+                               "(#{error.class}: #{Error.text(error.message)})", sink))
         end
 
         # Whether +error+ says the database could not parse a query (its
