@@ -375,7 +375,8 @@ class TestDetectors < Minitest::Test
         %w[where x'] => /rejected the syntax of the query "SELECT .* WHERE \(name = 'x''\)" \(SQLite3::SQLException/,
         # A query in UTF-8 beyond ASCII, and SQLite's binary message quoting
         # it (a Rails param): the finding, not an Encoding::CompatibilityError.
-        ["utf8", "\u00e9' \u00e9"] => /rejected the syntax of the query "SELECT .* \(name = '\u00e9' \u00e9'\)" .*near "\u00e9"/,
+        ["utf8", "\u00e9' \u00e9"] =>
+          /rejected the syntax of the query "SELECT .* \(name = '\u00e9' \u00e9'\)" .*near "\u00e9"/,
         ["where", "' or ruzzy or '"] => /Statement.new got the query "SELECT .* \(name = '' or ruzzy or ''\)", where/
       }.each { |(sink, input), message| assert_sink_found(dir, sink, input, message) }
       [["bound", "' or ruzzy or '"], ["placeholder", "' or ruzzy or '"]].each do |sink, input|

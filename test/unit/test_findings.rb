@@ -251,6 +251,29 @@ class TestFindings < Minitest::Test
     assert_equal "KeyError--a.rb:<top>--a.rb:<top>", Ruzzy::Findings::Report.dedup_token(hooked)
   end
 
+  # Action View names a compiled template's method with its path's hash and
+  # the template's object id, new in every process (Redmine's preview page:
+  # each worker and each replay made a group of its own).
+  def test_a_templates_numbers_do_not_split_a_group
+    labels = ["`_app_views_common__preview_html_erb__1979809271846736923_182340'",
+              "`_app_views_common__preview_html_erb___1916129988717453566_38640'",
+              "'ActionView::Base#_app_views_common__preview_html_erb__77_12'"]
+    tokens = labels.map do |label|
+      error = NoMethodError.new("undefined method `gsub!' for 1:Integer")
+      error.set_backtrace(["/app/helpers/application_helper.rb:1394:in `catch_macros'",
+                           "/app/views/common/_preview.html.erb:2:in #{label}",
+                           "/app/controllers/previews_controller.rb:43:in `text'"])
+      Ruzzy::Findings::Report.dedup_token(error)
+    end
+    assert_equal ["NoMethodError--application_helper.rb:catch_macros" \
+                  "--_preview.html.erb:_app_views_common__preview_html_erb--previews_controller.rb:text"], tokens.uniq
+    hangs = labels.first(2).map do |label|
+      Identity.of_report("==1== ERROR: libFuzzer: timeout after 2 seconds\n" \
+                         "#0 0x0 in #{label.delete("`'")} /app/views/common/_preview.html.erb:2\n")
+    end
+    assert_equal 1, hangs.map(&:token).uniq.size, hangs.map(&:token).inspect
+  end
+
   # Minitest assertions as a fuzz target makes them: the innermost frame
   # outside Minitest is the user's assertion.
   def minitest_checks

@@ -58,7 +58,12 @@ module Ruzzy
       LABEL_QUOTES = /\A[`']|'\z/
       # The owner Ruby 3.4 puts before a method name ("Hello.", "Kernel#").
       LABEL_OWNER = /\A(?:[A-Z][\w:]*|#<[^>]*>)[#.]/
-      private_constant :LABEL_QUOTES, :LABEL_OWNER
+      # The numbers a compiled Action View template's method name ends in
+      # (`_app_views_common__preview_html_erb__1979809271846736923_182340`:
+      # its path's hash and the template object's id, "-" written "_"), new
+      # in every process.
+      TEMPLATE_NUMBERS = /(_\w+?)___?\d+_\d+\z/
+      private_constant :LABEL_QUOTES, :LABEL_OWNER, :TEMPLATE_NUMBERS
 
       # file:method of a frame, the same on every Ruby version.
       def normalize_frame(frame)
@@ -73,9 +78,11 @@ module Ruzzy
       end
 
       # The method a backtrace label names, without quotes or Ruby's "block
-      # in" decorations; the top level of any file is <top>.
+      # in" decorations, nor the per-process numbers of a compiled template;
+      # the top level of any file is <top>.
       def method_label(label)
         label = label.to_s.gsub(LABEL_QUOTES, "").sub(/\A(?:(?:block|rescue|ensure)(?: \(\d+ levels\))? in )+/, "")
+        label = label.sub(TEMPLATE_NUMBERS, '\\1')
         ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
       end
 
