@@ -14,6 +14,7 @@ require_relative "../finding_kinds"
 require_relative "bug_shape"
 require_relative "ruby_frames"
 require_relative "../user_code"
+require_relative "context"
 
 module Ruzzy
   module Findings
@@ -21,7 +22,9 @@ module Ruzzy
     # callback calls these methods at most once per process, just before the
     # process ends (an abort handled by libFuzzer for a finding, a plain exit for
     # a broken harness), and asks ignored? for every exception the target raises
-    # when some are expected.
+    # when some are expected. What it needs of the run (the findings
+    # directory, the expected exceptions, where artifacts go) is
+    # Findings.context, handed over once as fuzzing starts.
     module Report
       # Frames of the token that identifies a finding.
       DEDUP_FRAMES = 3
@@ -41,7 +44,7 @@ module Ruzzy
         text = describe_exception(error)
         text << "DEDUP_TOKEN: #{Error.text(dedup_token(error))}\n" if error.is_a?(Exception)
         text << Error.text(describe_input(input, error)) if input
-        store = Ruzzy.session.findings
+        store = Findings.context.store
         return record(store, text, input) if store && input
 
         text << reproduction(input) if input
@@ -74,7 +77,7 @@ module Ruzzy
         text = hang_report(error.seconds, error.loop_frames, error.backtrace || [], known: error.known)
         group = Identity.of_report(text).group
         Campaign::HangWatch.learn([group])
-        if Ruzzy.session.findings.suspects.offer(group, input, error.seconds)
+        if Findings.context.store.suspects.offer(group, input, error.seconds)
           $stderr.write(text, "==ruzzy== suspected hang #{group} (#{input.bytesize} bytes): " \
                               "it is filed only if it runs over the hang threshold alone\n")
           $stderr.flush
@@ -99,7 +102,7 @@ module Ruzzy
 
       # Writes a campaign's unwritten counts (the process is ending).
       def flush
-        Ruzzy.session.findings&.flush
+        Findings.context.store&.flush
       end
 
       # The running target's Ruby backtrace as Ruby prints one ("\tfrom
@@ -141,7 +144,7 @@ module Ruzzy
 
       # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
       def ignored?(error)
-        error.is_a?(Exception) && Ruzzy.session.expected_exceptions.include?(error)
+        error.is_a?(Exception) && Findings.context.expected.include?(error)
       end
 
       # The fuzz target returned +value+, which is not nil, 0 or -1.
@@ -160,12 +163,12 @@ module Ruzzy
       # units) so it can be replayed; fuzzing goes on.
       def report_slow_input(input, seconds, median)
         require "digest/sha1"
-        path = Ruzzy.session.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
+        path = Findings.context.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
         File.binwrite(path, input)
         $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, " \
                       "#{(seconds / median).round}x the median input (#{ShownDuration.of(median)}); " \
                       "written to #{path}\n" \
-                      "==ruzzy== Reproduce: #{Ruzzy.session.command_line} #{path.shellescape}\n")
+                      "==ruzzy== Reproduce: #{Findings.context.command_line} #{path.shellescape}\n")
         $stderr.flush
       end
 
@@ -195,10 +198,10 @@ module Ruzzy
         text
       end
 
-      # What the session's input_description says of +input+, which raised
+      # What the context's input_description says of +input+, which raised
       # +error+, or ""; never raises.
       def describe_input(input, error)
-        Ruzzy.session.input_description&.call(input, error).to_s
+        Findings.context.input_description&.call(input, error).to_s
       rescue StandardError => e
         "ruzzy: could not describe the input: #{e.class}: #{e.message}\n"
       end
@@ -246,12 +249,12 @@ module Ruzzy
       # writes next (written here when the engine does not).
       def reproduction(input)
         require "digest/sha1"
-        given = Ruzzy.session.input_file(input)
-        artifact = given || Ruzzy.session.artifact_path(:crash, Digest::SHA1.hexdigest(input))
-        command = Ruzzy.session.command_line
-        text = given ? +"" : Ruzzy.session.save_artifact(artifact, input)
-        text << "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
-                "==ruzzy== Minimise:  #{Ruzzy.session.minimise_command_line} -minimize_crash=1 -runs=100000 " \
+        run = Findings.context
+        given = run.input_file(input)
+        artifact = given || run.artifact_path(:crash, Digest::SHA1.hexdigest(input))
+        text = given ? +"" : run.save_artifact(artifact, input)
+        text << "==ruzzy== Reproduce: #{run.command_line} #{artifact.shellescape}\n" \
+                "==ruzzy== Minimise:  #{run.minimise_command_line} -minimize_crash=1 -runs=100000 " \
                 "#{artifact.shellescape}\n"
       end
 
