@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "report"
+require_relative "../error"
 
 module Ruzzy
   module Detectors
