@@ -91,6 +91,7 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy::Findings::BugShape.cycle" => "%w[a b]",
     "Ruzzy::Findings::Identity.of_report" => "'==1== ERROR: libFuzzer: deadly signal'",
     "Ruzzy::Findings::Minimiser.options" => "[]",
+    "Ruzzy::Findings::Outcome.dedup_token" => "RuntimeError.new",
     "Ruzzy::Findings::Report.ignored?" => "RuntimeError.new",
     "Ruzzy::Findings::Reproduction.minimise_line" => "'/tmp/f', 'exception-0123456789'",
     "Ruzzy::Findings::RubyFrames.normalize_frame" => "'a.rb:1:in f'",

@@ -22,7 +22,9 @@ module Ruzzy
     # call site's line, see BugShape). Read from a report as ruzzy,
     # libFuzzer and the sanitizers print it, so a finding that ended the
     # process (a sanitizer report, a segfault, a timeout, running out of
-    # memory) is grouped like a Ruby exception that did not.
+    # memory) is grouped like a Ruby exception that did not. The process
+    # that caught a Ruby exception names it from its Outcome instead, by
+    # the same rules (title, site), without reading its report back.
     class Identity
       # The group's directory name: the kind and a hash of the token.
       def group
@@ -158,36 +160,51 @@ module Ruzzy
       end
       private_class_method :internal_error
 
-      # A Ruby exception's identity from ruzzy's own report (its
-      # DEDUP_TOKEN line), with "Class: message" as the title.
+      # A Ruby exception's identity read back from ruzzy's report +text+
+      # (from its headline on), as another process printed it (a replay's,
+      # a worker's that ended): its DEDUP_TOKEN line, the line after the
+      # headline ("Class: message") and its "    from" frames. The process
+      # that caught the exception does not read its report: it has its
+      # Outcome (outcome.rb), named by the same rules (title, site).
       def self.ruby_exception(kind, text)
         token = text[/^DEDUP_TOKEN: (.+)$/, 1] || "unknown"
-        message = text.lines[1].to_s.strip
-        Identity.new(kind, "#{kind}--#{token}", message.empty? ? token : truncate(message), raising_site(text, token))
+        frames = text.scan(/^    from (.+:\d+:in .*)$/).flatten
+        Identity.new(kind, "#{kind}--#{token}", title(text.lines[1], token), site(frames, token))
       end
       private_class_method :ruby_exception
 
-      # Where the exception of ruzzy's report +text+ (with the DEDUP_TOKEN
-      # +token+) was raised, as file:line (the base name of the file), or
-      # nil: the first "    from path:line:in ..." frame its token names, or
-      # else its first frame that is neither ruzzy's own nor Ruby's
-      # (<internal:...>). A failed assertion raises
-      # inside its test framework: its site is the call site its token
-      # names (BugShape), found where the framework was loaded; the process
-      # reading the report (a supervisor, `ruzzy findings minimise`) may
-      # not have it loaded to tell its frames from the user's.
-      def self.raising_site(text, token)
+      # A Ruby exception's title: +line+, the line after its report's
+      # headline ("Class: message"), shortened; its DEDUP_TOKEN +token+ when
+      # there is none (a non-local exit).
+      def self.title(line, token)
+        message = line.to_s.strip
+        message.empty? ? token : truncate(message)
+      end
+
+      # A frame of a Ruby backtrace: its path and line.
+      FRAME = /\A(.+?):(\d+):in /
+      private_constant :FRAME
+
+      # Where a Ruby exception with the DEDUP_TOKEN +token+ was raised, as
+      # file:line (the base name of the file), or nil: the first of +frames+
+      # (those its report shows, "path:line:in 'label'", of the exception
+      # and its causes) that its token names, or else its first frame that
+      # is neither ruzzy's own nor Ruby's (<internal:...>). A failed
+      # assertion raises inside its test framework: its site is the call
+      # site its token names (BugShape), found where the framework was
+      # loaded; the process reading a report (a supervisor, `ruzzy findings
+      # minimise`) may not have it loaded to tell its frames from the user's.
+      def self.site(frames, token)
         error_class, call_site = token.split("--")
         return call_site if BugShape::ASSERTIONS.include?(error_class) && call_site&.match?(/:\d+\z/)
 
-        frames = text.scan(/^    from ((.+?):(\d+):in .*)$/)
+        located = frames.filter_map { |frame| (found = frame.match(FRAME)) && [frame, found[1], found[2]] }
         # A bug detector's token starts at the user's frame that made the
         # dangerous call (Report.caller_frames): its site is that frame.
-        named = frames.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
-        _, path, line = named || frames.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
+        named = located.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
+        _, path, line = named || located.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
         "#{File.basename(path)}:#{line}" if path
       end
-      private_class_method :raising_site
 
       # The frames of the first stack trace in +text+ that make identities
       # ("name@file"), innermost first.
