@@ -165,7 +165,7 @@ class TestLibFilesLoadAlone < Minitest::Test
       assert_match(/circular require/, a["circular"].join)
       assert_equal ["Session (line 2)"], b["unresolved"]
       assert_match(/NameError: uninitialized constant Ruzzy::Findings\b/, c["error"])
-      assert_match(/\ARuzzy::D\.d\(1\): NoMethodError: undefined method `session'/, d["failed"].join)
+      assert_match(/\ARuzzy::D\.d\(1\): NoMethodError: undefined method [`']session'/, d["failed"].join)
       assert_equal [["Ruzzy::E"], []], [e["uncalled"], e["failed"]]
     end
   end
