@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# May use: compat, default_args, detectors, engine, error, exit_status, feedback, findings, fuzzed_data_provider, gen,
+# May use: default_args, detectors, engine, error, exit_status, feedback, findings, fuzzed_data_provider, gen,
 # guidance, native, sanitizers, version, web.
 
 require_relative "ruzzy/version"
@@ -202,7 +202,21 @@ module Ruzzy
     Native._engine
   end
 
+  # Ruzzy 0.8's remaining module functions, so that code written for it
+  # runs unchanged (see docs/migrating-from-ruzzy.md; its constants ARGV0,
+  # EXT_PATH and DLEXT are above and in default_args.rb;
+  # c_libfuzzer_is_loaded, c_trace_cmp8 and c_trace_div8 are native).
+
+  # Ruzzy.fuzz under 0.8's name for its native entry point.
+  def c_fuzz(test_one_input, args)
+    fuzz(test_one_input, args)
+  end
+
+  # Turns on coverage and requires +harness_path+ (0.8's native half of
+  # Ruzzy.trace; a relative path is taken from the current directory).
+  def c_trace(harness_path)
+    trace(File.expand_path(harness_path.to_s))
+  end
+
   private_class_method :require_dummy
 end
-
-require_relative "ruzzy/compat"

@@ -48,9 +48,10 @@ module Ruzzy
 
     module_function
 
-    # The line a worker prints for the first finding of a group.
-    def new_group_line(identity)
-      "==ruzzy== new finding group #{identity.group} (#{identity.kind}): #{identity.title}\n"
+    # The line a worker prints for the first finding of a group: its name,
+    # kind and title (Findings::Identity's group, kind, title).
+    def new_group_line(group, kind, title)
+      "==ruzzy== new finding group #{group} (#{kind}): #{title}\n"
     end
 
     # The line a worker prints now and then: the distinct lines and the

@@ -7,12 +7,44 @@ require_relative "exit_status"
 module Ruzzy
   # The findings of a run or campaign: their kinds, identities and store.
   module Findings
+    # The kinds of a group of findings, by name: the one place they are
+    # spelt. A group's kind is Identity#kind, the first word of its
+    # directory's name (`exception-0a1b2c3d4e`), the kind a campaign's
+    # new-group line and `ruzzy findings` show. Code names a kind by its
+    # key (`GROUP_KINDS.fetch(:exception)`), never by a string of its own:
+    # test/unit/test_finding_kinds.rb fails on a kind compared as a loose
+    # string, or a key that is not here.
+    GROUP_KINDS = {
+      # A Ruby exception (or another non-local exit) escaped the fuzz target.
+      exception: "exception",
+      # A bug detector fired (Detectors::Report).
+      detector: "detector",
+      # An AddressSanitizer report.
+      asan: "asan",
+      # An UndefinedBehaviorSanitizer runtime error.
+      ubsan: "ubsan",
+      # The groups of the kinds saved as artifacts (KINDS' +group+): a
+      # deadly signal, a hang, running out of memory, a leak.
+      signal: "signal",
+      timeout: "timeout",
+      oom: "oom",
+      leak: "leak",
+      # libFuzzer's "fuzz target exited".
+      exit: "exit",
+      # Any other report of libFuzzer or ruzzy, or a process that ended
+      # without a report.
+      crash: "crash",
+      # A failure of ruzzy itself or of a sanitizer runtime, not of the fuzz
+      # target (Identity's INTERNAL headlines).
+      internal: "internal"
+    }.freeze
+
     # A kind of finding that libFuzzer (or ruzzy in its place) saves as an
     # artifact file: +prefix+ names the file (`<prefix><sha1>`), +reporter+
     # and +headline+ are the report's `ERROR: <reporter>: <headline>` line
     # (libFuzzer's `SUMMARY:` line repeats the headline), +group+ is the kind
-    # a report with that headline has in a campaign (Identity, the group
-    # directories' names), +exit_status+ how the run ends (nil: it goes on).
+    # (GROUP_KINDS) a report with that headline has in a campaign (Identity,
+    # the group directories' names), +exit_status+ how the run ends (nil: it goes on).
     Kind = Struct.new(:name, :prefix, :reporter, :headline, :group, :exit_status, keyword_init: true) do
       # Whether the run ends with this finding (a campaign's worker then
       # leaves its artifact for the supervisor to file).
@@ -41,13 +73,13 @@ module Ruzzy
       # A deadly signal: a segfault in a C extension, an abort; a Ruby
       # exception and a sanitizer report are saved as crash- files too.
       crash: Kind.new(name: :crash, prefix: "crash-", reporter: "libFuzzer", headline: "deadly signal",
-                      group: "signal", exit_status: EXIT_FINDING),
+                      group: GROUP_KINDS.fetch(:signal), exit_status: EXIT_FINDING),
       timeout: Kind.new(name: :timeout, prefix: "timeout-", reporter: "libFuzzer", headline: "timeout",
-                        group: "timeout", exit_status: EXIT_TIMEOUT),
+                        group: GROUP_KINDS.fetch(:timeout), exit_status: EXIT_TIMEOUT),
       oom: Kind.new(name: :oom, prefix: "oom-", reporter: "libFuzzer", headline: "out-of-memory",
-                    group: "oom", exit_status: EXIT_OUT_OF_MEMORY),
+                    group: GROUP_KINDS.fetch(:oom), exit_status: EXIT_OUT_OF_MEMORY),
       leak: Kind.new(name: :leak, prefix: "leak-", reporter: "LeakSanitizer", headline: "detected memory leaks",
-                     group: "leak", exit_status: EXIT_FINDING),
+                     group: GROUP_KINDS.fetch(:leak), exit_status: EXIT_FINDING),
       # An input far slower than the rest: reported, kept, and fuzzing goes on.
       slow_unit: Kind.new(name: :slow_unit, prefix: "slow-unit-", reporter: nil, headline: nil,
                           group: nil, exit_status: nil)

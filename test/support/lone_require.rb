@@ -7,9 +7,17 @@
 # then, when it uses Ruzzy::Native (lib/ruzzy/native.rb), the extension
 # that module's methods and constants come from (loaded by whoever starts
 # fuzzing), then resolves every constant FILE names (Foo, Foo::Bar, ::Foo) in the
-# lexical scope it is named in. Prints one JSON line per FILE: the error its
-# require raised, the constants that do not resolve ("Name (line N)") and
-# the circular-require warnings Ruby gave while loading it.
+# lexical scope it is named in. Then it calls, for each module (or class)
+# with public module functions defined in FILE, the one call the table in
+# the file LONE_REQUIRE_CALLS gives it (a line per call, "Ruzzy::Mod.function",
+# a tab, its arguments as Ruby source: the row whose function FILE
+# defines; read without JSON, which no file checked may find loaded).
+# Prints one JSON line per FILE: the error its require raised, the
+# constants that do not resolve ("Name (line N)"), the circular-require
+# warnings Ruby gave while loading it, the modules the table has no call
+# for, the calls that raised a NameError (NoMethodError too: a method or
+# constant of a file FILE does not require) and those that raised anything
+# else (which the arguments may be meant to make them raise).
 #
 # A constant named in a defined?() anywhere in FILE is optional there (the
 # file checks for it) and is not resolved. A path whose first part is not a
@@ -50,7 +58,10 @@ module LoneRequire
     tree = Ripper.sexp(File.read(file), file)
     lazy_requires(tree, file)
     Ruzzy::Native.require_extension if defined?(Ruzzy::Native)
-    { "file" => file, "unresolved" => Walker.new(optional_names(tree)).unresolved(tree), "circular" => circular }
+    unresolved = Walker.new(optional_names(tree)).unresolved(tree)
+    uncalled, failed, raised = Calls.new(ENV.fetch("LONE_REQUIRE_CALLS", nil)).run(file)
+    { "file" => file, "unresolved" => unresolved, "circular" => circular, "uncalled" => uncalled, "failed" => failed,
+      "raised" => raised }
   rescue Exception => e # rubocop:disable Lint/RescueException -- reported, not raised, in the child
     { "file" => file, "error" => "#{e.class} while checking: #{e.message}" }
   end
@@ -95,6 +106,56 @@ module LoneRequire
     found << node[1] if inside && node.first == :@const
     node.each { |child| optional_names(child, inside: inside || node.first == :defined, found:) }
     found
+  end
+
+  # One call of a public module function per module a file defines, from
+  # a table; a call that raises a NameError (NoMethodError included) fails.
+  class Calls
+    def initialize(table_path)
+      @table = table_path ? File.readlines(table_path, chomp: true).to_h { |line| line.split("\t", 2) } : {}
+    end
+
+    # [modules with no call in the table, ["Mod.function(args): NameError..."],
+    # ["Mod.function(args): OtherError..."]] for the modules with public
+    # module functions defined in +file+.
+    def run(file)
+      uncalled = []
+      failed = []
+      raised = []
+      defining(file).each do |mod, functions|
+        name, arguments = @table.find { |key, _| functions.map { |function| "#{mod.name}.#{function}" }.include?(key) }
+        next uncalled << mod.name unless name
+
+        error = call(name, arguments) or next
+        (error.is_a?(NameError) ? failed : raised) << "#{name}(#{arguments}): #{error.class}: #{error.message[0, 200]}"
+      end
+      [uncalled, failed, raised]
+    end
+
+    private
+
+    # {module => [its public module functions defined in +file+]}.
+    def defining(file)
+      found = {}
+      ObjectSpace.each_object(Module) do |mod|
+        next unless mod.name&.start_with?("Ruzzy")
+
+        functions = mod.singleton_methods(false).select do |function|
+          mod.singleton_class.public_method_defined?(function) && mod.method(function).source_location&.first == file
+        end
+        found[mod] = functions.map(&:to_s) unless functions.empty?
+      end
+      found.sort_by { |mod, _| mod.name }
+    end
+
+    # What the call of +name+ ("Ruzzy::Mod.function") with +arguments+
+    # raised, or nil.
+    def call(name, arguments)
+      TOPLEVEL_BINDING.eval("#{name}(#{arguments})", __FILE__, __LINE__) # Ruzzy::Mod.function(arguments)
+      nil
+    rescue Exception => e # rubocop:disable Lint/RescueException -- reported, not raised, in the child
+      e
+    end
   end
 
   # Walks a Ripper tree with the lexical scopes (Module.nesting) of each

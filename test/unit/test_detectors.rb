@@ -72,7 +72,7 @@ class TestDetectors < Minitest::Test
   def test_detectors_can_be_turned_off_by_name
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)
-        setting = ENV["SETTING"] ? ENV["SETTING"].split(",").map(&:to_sym) : Ruzzy::Detectors.default_setting
+        setting = ENV["SETTING"] ? ENV["SETTING"].split(",").map(&:to_sym) : Ruzzy.session.detectors
         setting = false if ENV["SETTING"] == "false"
         Ruzzy.fuzz(->(data) { File.exist?("x") || Dir.children("/ruzzy") rescue nil; nil }, detectors: setting)
       RUBY

@@ -13,7 +13,25 @@ class TestFindingKinds < Minitest::Test
   include RuzzyTestHelper
 
   KINDS = Ruzzy::Findings::KINDS
+  GROUP_KINDS = Ruzzy::Findings::GROUP_KINDS
   SHA1 = "ad211d9480cf1780fbd131d785c837b5c27def96"
+  LIB = File.join(RuzzyTestHelper::ROOT, "lib")
+  # Where the group kinds are spelt: the one file a kind may be a string in.
+  TABLE = "ruzzy/finding_kinds.rb"
+
+  # A group kind named by its key: GROUP_KINDS.fetch(:name), GROUP_KINDS[:name],
+  # GROUP_KINDS.values_at(:a, :b).
+  NAMED = /GROUP_KINDS(?:\.fetch\(|\[|\.values_at\()([^)\]]*)/
+  # A kind compared (or made) as a string of its own: == "x", "x" !=,
+  # when "x", %w[x y].include?, ["x"].include?, Identity.new("x", ...).
+  COMPARED = [
+    /(?:==|!=|===)\s*"(\w+)"/,
+    /"(\w+)"\s*(?:==|!=|===)/,
+    /\bwhen\s+((?:"\w+"(?:,\s*)?)+)/,
+    /%w\[([^\]]*)\]\s*\.(?:include\?|member\?)/,
+    /\[((?:\s*"\w+",?)+)\]\s*\.(?:include\?|member\?)/,
+    /Identity\.new\(\s*"(\w+)"/
+  ].freeze
 
   def test_the_native_code_knows_exactly_the_kinds_the_ruby_code_defines
     assert_equal KINDS.keys.sort, Ruzzy::Native::FINDING_KINDS.sort
@@ -45,6 +63,66 @@ class TestFindingKinds < Minitest::Test
     }.each do |line, group|
       assert_equal group, Ruzzy::Findings::Identity.of_report("#{line}\n").kind, line
     end
+  end
+
+  # ["12: exception", ...]: the group kinds +text+ (Ruby code) compares
+  # as strings of its own, by line.
+  def loose_kinds(text)
+    text.each_line.with_index(1).flat_map do |line, number|
+      next [] if line.strip.start_with?("#")
+
+      words = COMPARED.flat_map { |pattern| line.scan(pattern).flatten.compact }.flat_map { |found| found.scan(/\w+/) }
+      words.select { |word| GROUP_KINDS.value?(word) }.map { |word| "#{number}: #{word}" }
+    end
+  end
+
+  def lib_files
+    Dir.glob("**/*.rb", base: LIB).sort.to_h { |path| [path, File.read(File.join(LIB, path))] }
+  end
+
+  # A group's kind is spelt once, in GROUP_KINDS: elsewhere in lib/ it is
+  # named by its key, never compared as a string (which a typo would turn
+  # into a comparison that is never true).
+  def test_no_group_kind_is_compared_as_a_string_outside_the_table
+    assert_operator lib_files.size, :>, 50, "lib/ is where it was expected"
+    loose = lib_files.except(TABLE).flat_map { |path, text| loose_kinds(text).map { |found| "#{path}:#{found}" } }
+    assert_empty loose, "group kinds compared as strings: name them by their key (GROUP_KINDS.fetch(:name))"
+  end
+
+  def test_the_check_finds_a_kind_compared_as_a_string
+    code = <<~RUBY
+      # kind == "exception" in a comment is no comparison
+      next if group.kind == "exception"
+      return x if "asan" != kind
+      return ruby_exception(kind) if %w[exception detector].include?(kind)
+      when "timeout", "oom" then 1
+      Identity.new("crash", "crash", "gone")
+      args.given?("timeout") && group.kind == GROUP_KINDS.fetch(:exception)
+    RUBY
+    assert_equal ["2: exception", "3: asan", "4: exception", "4: detector", "5: timeout", "5: oom", "6: crash"],
+                 loose_kinds(code)
+  end
+
+  # Every kind named by its key in lib/ is in the table, every kind of
+  # KINDS is a group kind, and every report's identity has one.
+  def test_every_group_kind_named_or_made_is_in_the_table
+    named = lib_files.values.flat_map { |text| text.scan(NAMED).flatten.flat_map { |keys| keys.scan(/:(\w+)/) } }
+    refute_empty named
+    assert_empty named.flatten.map(&:to_sym).uniq - GROUP_KINDS.keys, "keys of GROUP_KINDS named in lib/ that it lacks"
+    assert_empty KINDS.values.filter_map(&:group) - GROUP_KINDS.values
+    reports = [
+      "==7== ERROR: ruzzy: uncaught Ruby exception in the fuzz target\nE: x\nDEDUP_TOKEN: E--a.rb:f\n",
+      "==7== ERROR: ruzzy: bug detector sql_injection fired in the fuzz target at q\nDEDUP_TOKEN: D--a.rb:f\n",
+      "==7==ERROR: AddressSanitizer: heap-use-after-free on address 0x1\n",
+      "/src/a.c:1:2: runtime error: signed integer overflow\n",
+      "==7== ERROR: libFuzzer: fuzz target exited\n",
+      "==7== ERROR: libFuzzer: something else\n",
+      "==7==AddressSanitizer: nested bug in the same thread, aborting.\n",
+      "no report at all\n",
+      *KINDS.each_value.select(&:headline).map { |kind| "==7== #{kind.error_line}\n" }
+    ]
+    kinds = reports.map { |report| Ruzzy::Findings::Identity.of_report(report).kind }
+    assert_equal GROUP_KINDS.values.sort, kinds.uniq.sort, "a report of every kind, and only those"
   end
 
   def test_the_exit_statuses_of_findings_are_the_kinds_ones

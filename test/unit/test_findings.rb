@@ -553,4 +553,46 @@ class TestFindings < Minitest::Test
       saved.each { |name, value| Ruzzy::UserCode.instance_variable_set(name, value) }
     end
   end
+
+  # Where a Ruby exception is caught its Outcome is built once and groups
+  # it; its printed report, read back in another process (a replay, `ruzzy
+  # findings minimise`), names the same kind, token, title and site.
+  def test_an_outcome_is_named_as_its_report_read_back
+    require "ruzzy/detectors"
+    caught = lambda do |&block|
+      block.call
+    rescue Exception => e # rubocop:disable Lint/RescueException -- any exception a target may raise
+      e
+    end
+    caused = caught.call do
+      raise KeyError, "inner"
+    rescue KeyError
+      raise ArgumentError, "outer\nsecond line"
+    end
+    detector = Ruzzy::Detectors::SQLInjection.new("SQL injection: ...", "SQLite3::Statement.new")
+    detector.set_backtrace(["/srv/app/members_controller.rb:12:in `index'", "/srv/app/config.ru:3:in `call'"])
+    errors = [caught.call { raise "bad header" }, caused, caught.call { raise TypeError, "" }, detector,
+              caught.call { assert_equal 1, 2 }]
+    errors.each do |error|
+      text, outcome = Ruzzy::Findings::Report.describe(error, "input")
+      assert_equal Identity.of_report(text).to_a, outcome.identity.to_a, text
+      assert_equal "input", outcome.input
+    end
+    kinds = errors.map { |error| Ruzzy::Findings::Report.describe(error, "x").last.kind }
+    assert_equal %w[exception exception exception detector exception], kinds
+  end
+
+  # A non-local exit (a throw out of the target) has no exception: its
+  # title is the line after its headline, the input's description.
+  def test_a_non_local_exits_outcome_is_named_as_its_report_read_back
+    [nil, ->(input, _) { "the requests of #{input}\nsecond line\n" }].each do |description|
+      context = Ruzzy::Findings::Context::NONE.dup
+      context.input_description = description
+      Ruzzy::Findings.context = context
+      text, outcome = Ruzzy::Findings::Report.describe(:thrown, "input")
+      assert_equal Identity.of_report(text).to_a, outcome.identity.to_a, text
+    end
+  ensure
+    Ruzzy::Findings.context = nil
+  end
 end

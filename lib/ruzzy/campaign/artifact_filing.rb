@@ -59,7 +59,7 @@ module Ruzzy
           File.delete(path)
           set_aside(corpus, input, identity) unless output.initialised?
           yield identity, outcome == :new
-          internal_error(identity) if outcome == :new && identity.kind == Findings::Identity::INTERNAL
+          internal_error(identity) if outcome == :new && identity.kind == Findings::GROUP_KINDS.fetch(:internal)
         end
         keep_slow_units(worker.artifacts)
         output.release { |text| filed_text(text, filed, worker.artifacts) }

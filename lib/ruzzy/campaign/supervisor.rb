@@ -232,7 +232,7 @@ module Ruzzy
       # with what the worker printed last).
       def last_worker(status, output)
         internal = Findings::Identity.of_report(output.report)
-        internal = nil unless internal.kind == Findings::Identity::INTERNAL
+        internal = nil unless internal.kind == Findings::GROUP_KINDS.fetch(:internal)
         @display.news("ruzzy: a worker ended #{internal ? "on #{internal.title}" : "with status #{status}"} " \
                       "without a finding; it printed:\n#{output.report.lines.last(40).join}" \
                       "#{ArtifactFiling.internal_error_note(log_path) if internal}")

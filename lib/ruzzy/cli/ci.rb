@@ -185,7 +185,7 @@ module Ruzzy
     # it saved as regression files); returns +groups+.
     def keep_as_examples(groups, corpus, test)
       groups.each do |group|
-        next if test.typed? && group.kind == "exception"
+        next if test.typed? && group.kind == Findings::GROUP_KINDS.fetch(:exception)
 
         input = File.binread(group.input_path)
         FileUtils.mkdir_p(corpus)

@@ -206,7 +206,7 @@ module Ruzzy
       # The first lines of +output+ when it holds no report (the harness did
       # not even run).
       def excerpt(identity, output)
-        identity.kind == "crash" ? "\n#{output.lines.first(8).join}" : ""
+        identity.kind == GROUP_KINDS.fetch(:crash) ? "\n#{output.lines.first(8).join}" : ""
       end
 
       # The campaign's hang threshold in seconds: what a hang is when its

@@ -2,6 +2,7 @@
 
 require_relative "../error"
 require_relative "report"
+require_relative "../error"
 
 module Ruzzy
   module Detectors

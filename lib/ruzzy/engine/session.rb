@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # Every file of lib/ruzzy/engine/ stands on one floor (docs/architecture.md); this line is theirs:
-# May use: campaign_protocol, default_args, detectors, error, extensions, feedback, finding_kinds, findings, gen,
+# May use: campaign_protocol, default_args, detectors, error, extensions, feedback, findings, gen,
 # libfuzzer_args, native, own_files, platforms, sanitizers, settings.
 
 require "digest/sha1"
@@ -17,7 +17,7 @@ require_relative "../engine/choice"
 require_relative "../settings"
 require_relative "../default_args"
 require_relative "../findings/report"
-require_relative "../finding_kinds"
+require_relative "../findings/context"
 require_relative "../feedback/coverage"
 require_relative "../feedback/compare_hooks"
 require_relative "../feedback/literal_dictionary"
@@ -33,9 +33,9 @@ module Ruzzy
   # `ruzzy cov` by capturing the target instead of fuzzing it. Its settings
   # are the defaults of Ruzzy.fuzz's keywords; the environment
   # (RUZZY_COMPARE_HOOKS, RUZZY_LITERAL_DICT, RUZZY_DISABLE_DETECTORS)
-  # gives theirs. While the run goes, it answers what reports need: the
-  # expected exceptions, where artifacts go, the command that starts the
-  # harness again.
+  # gives theirs. As fuzzing starts, it hands Findings what reports need
+  # (Findings::Context): the findings directory, the expected exceptions,
+  # where artifacts go, the command that starts the harness again.
   class Session
     # Ruzzy.fuzz's compare_hooks:, literal_dict: and detectors: defaults.
     attr_accessor :compare_hooks, :literal_dict, :detectors
@@ -51,7 +51,7 @@ module Ruzzy
     # What a finding's report says of its input, beside the input's file:
     # a callable given the input (bytes) and what it raised that returns
     # text (Ruzzy.fuzz_rack shows the requests as curl and as a test), or
-    # nil.
+    # nil. Read when fuzzing starts (Findings::Context).
     attr_accessor :input_description
 
     # A fuzz target taken instead of fuzzed (see #capture).
@@ -95,6 +95,7 @@ module Ruzzy
       args = args.with_program(command_line) if args.program == $PROGRAM_NAME
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
+      Findings.context = findings_context
       unless args.runs_children?
         Campaign::HangWatch.start(args.timeout, findings: @findings, hang_group: Findings::Report.method(:hang_group))
       end
@@ -120,17 +121,6 @@ module Ruzzy
       @engine != "libafl"
     end
 
-    # Writes a finding's +input+ to +path+ when the engine does not; the
-    # line that says so ("" when the engine writes it).
-    def save_artifact(path, input)
-      return +"" if engine_writes_artifacts?
-
-      File.binwrite(path, input)
-      +"==ruzzy== Test unit written to #{path}\n"
-    rescue SystemCallError => e
-      +"==ruzzy== ERROR: could not write the input to #{path}: #{e.message}\n"
-    end
-
     # Whether Ruzzy.fuzz has started fuzzing in this process.
     def fuzz_called?
       @fuzz_called
@@ -141,28 +131,9 @@ module Ruzzy
       @expected || @ignore
     end
 
-    # Where libFuzzer writes the artifact of a finding of +kind+ (a key of
-    # Findings::KINDS: :crash, :slow_unit...) for an input whose SHA-1 is
-    # +sha1+. -exact_artifact_path, meant for the one finding that ends the
-    # run, is not used for a kind that does not (a slow unit).
-    def artifact_path(kind, sha1)
-      kind = Findings::KINDS.fetch(kind)
-      (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).artifact_path(kind.prefix, sha1, exact: kind.ends_run?)
-    end
-
     # libFuzzer's -timeout of this run, in seconds.
     def timeout
       (@libfuzzer_args || LibFuzzerArgs.new(DEFAULT_ARGS)).timeout
-    end
-
-    # The input file on the command line that holds +input+, or nil (the
-    # input was generated: its artifact is written).
-    def input_file(input)
-      (@libfuzzer_args&.input_files || []).find do |path|
-        File.size(path) == input.bytesize && File.binread(path) == input
-      rescue SystemCallError
-        false
-      end
     end
 
     # The shell command that starts this harness again (libFuzzer's argv[0]).
@@ -180,6 +151,13 @@ module Ruzzy
     end
 
     private
+
+    # What Findings needs of this run to report its findings.
+    def findings_context
+      Findings::Context.new(store: @findings, expected: expected_exceptions, input_description:,
+                            libfuzzer_args: @libfuzzer_args, engine_writes_artifacts: engine_writes_artifacts?,
+                            command_line:, minimise_command_line:)
+    end
 
     def callable?(object)
       object.respond_to?(:call)

@@ -100,13 +100,6 @@ module Ruzzy
       NameList.parse(value, GROUPS, option: "compare_hooks (or RUZZY_COMPARE_HOOKS)", kind: "group")
     end
 
-    # The default for Ruzzy.fuzz's compare_hooks: keyword: the session's
-    # (false after the ruzzy command's --no-compare-hooks, else
-    # environment_setting).
-    def default_setting
-      Ruzzy.session.compare_hooks
-    end
-
     # The setting RUZZY_COMPARE_HOOKS gives: "0" none (false), "1" (or
     # unset) all (true), else a comma-separated list of groups (an Array).
     def environment_setting

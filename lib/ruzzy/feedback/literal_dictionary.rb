@@ -68,13 +68,6 @@ module Ruzzy
       found.keys.first(MAX_WORDS)
     end
 
-    # The default for Ruzzy.fuzz's literal_dict: keyword: the session's
-    # (false after the ruzzy command's --no-literal-dict, else
-    # environment_setting).
-    def enabled_by_default?
-      Ruzzy.session.literal_dict
-    end
-
     # Whether RUZZY_LITERAL_DICT leaves the dictionary on (anything but "0").
     def environment_setting
       ENV.fetch(Settings::LITERAL_DICT, "1") != "0"

@@ -22,7 +22,9 @@ module Ruzzy
     # call site's line, see BugShape). Read from a report as ruzzy,
     # libFuzzer and the sanitizers print it, so a finding that ended the
     # process (a sanitizer report, a segfault, a timeout, running out of
-    # memory) is grouped like a Ruby exception that did not.
+    # memory) is grouped like a Ruby exception that did not. The process
+    # that caught a Ruby exception names it from its Outcome instead, by
+    # the same rules (title, site), without reading its report back.
     class Identity
       # The group's directory name: the kind and a hash of the token.
       def group
@@ -34,7 +36,7 @@ module Ruzzy
 
       # Kinds whose native stack is the one a signal interrupted, printed
       # by a sanitizer preload with its DEDUP_TOKEN (token_frames).
-      INTERRUPTED_STACK_KINDS = [KINDS[:timeout].group, KINDS[:crash].group].freeze
+      INTERRUPTED_STACK_KINDS = GROUP_KINDS.values_at(:timeout, :signal).freeze
 
       # Frames of the sanitizer runtimes, libFuzzer and libc's entry points:
       # never the code that has the bug.
@@ -47,7 +49,10 @@ module Ruzzy
       # asan_thread.cpp:370"), a sanitizer report that failed while it was
       # printed ("nested bug"), a panic in ruzzy's native code. Titled by
       # that line; it names no frames of the target's.
-      INTERNAL = "internal"
+      INTERNAL = GROUP_KINDS.fetch(:internal)
+      # The kinds of ruzzy's own reports of a Ruby exception, named by its
+      # DEDUP_TOKEN line (ruby_exception).
+      RUBY_EXCEPTION_KINDS = GROUP_KINDS.values_at(:exception, :detector).freeze
 
       # Report kinds, recognised by their headline, with the kind's name and
       # a title prefix; the first that matches wins. Those of the kinds
@@ -58,35 +63,43 @@ module Ruzzy
         [/\b(\w*Sanitizer: CHECK failed: \S+ ".*?")(?: \(0x\h+, 0x\h+\))?(?: \(tid=\d+\))?$/, INTERNAL, nil],
         [/\b(\w*Sanitizer: nested bug in the same thread)/, INTERNAL, nil],
         [/==ruzzy== ERROR: (internal error in ruzzy's native code) \(a Rust panic/, INTERNAL, "ruzzy"],
-        [/ERROR: ruzzy: bug detector (\S+) fired/, "detector", nil],
-        [/ERROR: ruzzy: uncaught Ruby exception/, "exception", nil],
-        [/ERROR: ruzzy: the fuzz target left with a non-local exit/, "exception", nil],
-        [/ERROR: AddressSanitizer: ([^\s:]+)/, "asan", "AddressSanitizer"],
-        [/runtime error: (.+)/, "ubsan", "UndefinedBehaviorSanitizer"],
+        [/ERROR: ruzzy: bug detector (\S+) fired/, GROUP_KINDS.fetch(:detector), nil],
+        [/ERROR: ruzzy: uncaught Ruby exception/, GROUP_KINDS.fetch(:exception), nil],
+        [/ERROR: ruzzy: the fuzz target left with a non-local exit/, GROUP_KINDS.fetch(:exception), nil],
+        [/ERROR: AddressSanitizer: ([^\s:]+)/, GROUP_KINDS.fetch(:asan), "AddressSanitizer"],
+        [/runtime error: (.+)/, GROUP_KINDS.fetch(:ubsan), "UndefinedBehaviorSanitizer"],
         *KINDS.values.select(&:headline).map do |kind|
           [kind.headline_pattern, kind.group, (kind.reporter unless kind.reporter == "libFuzzer")]
         end,
-        [/ERROR: libFuzzer: (fuzz target exited)/, "exit", nil],
-        [/ERROR: (?:libFuzzer|ruzzy): (.+)/, "crash", nil]
+        [/ERROR: libFuzzer: (fuzz target exited)/, GROUP_KINDS.fetch(:exit), nil],
+        [/ERROR: (?:libFuzzer|ruzzy): (.+)/, GROUP_KINDS.fetch(:crash), nil]
       ].freeze
-      private_constant :HEADLINES
+      private_constant :HEADLINES, :INTERNAL
 
       # The identity of a finding reported as +text+ (one report: from its
       # first line to the end of libFuzzer's summary).
       def self.of_report(text)
         text = text.scrub
         kind, detail, prefix, at = headline(text)
-        return Identity.new("crash", "crash", "the process ended without a report") unless kind
+        return no_report unless kind
 
         rest = text[at..]
         return internal_error(detail, prefix, rest) if kind == INTERNAL
-        return ruby_exception(kind, rest) if %w[exception detector].include?(kind)
+        return ruby_exception(kind, rest) if RUBY_EXCEPTION_KINDS.include?(kind)
 
-        frames = native_frames(rest, kind == "ubsan" ? text : nil)
+        native_report(kind, detail, prefix, text, rest)
+      end
+
+      # The identity of a report of a +kind+ that names native frames (a
+      # sanitizer's, libFuzzer's), whose headline says +detail+, from its
+      # +text+ and the +rest+ of it from the headline on.
+      def self.native_report(kind, detail, prefix, text, rest)
+        ubsan = kind == GROUP_KINDS.fetch(:ubsan)
+        frames = native_frames(rest, ubsan ? text : nil)
         frames = token_frames(frames, rest) if INTERRUPTED_STACK_KINDS.include?(kind)
         frames = native_frames(ruby_backtrace(text), nil) if frames.empty?
         cycle = BugShape.cycle(frames.first(BugShape::CYCLE_SPAN)) if detail == "stack-overflow"
-        what = kind == "ubsan" ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
+        what = ubsan ? detail.gsub(/-?\d+/, "N").sub(/ in type .*/, "") : detail
         title = [prefix, what].compact.join(": ")
         # A stack overflow is named by all the frames of its recursion, in
         # a canonical rotation (it overflows anywhere in the cycle).
@@ -98,6 +111,14 @@ module Ruzzy
         end
         Identity.new(kind, [kind, what, *frames].join("--"), title)
       end
+      private_class_method :native_report
+
+      # The identity of a process that ended without a report.
+      def self.no_report
+        crash = GROUP_KINDS.fetch(:crash)
+        Identity.new(crash, crash, "the process ended without a report")
+      end
+      private_class_method :no_report
 
       # The frames of +frames+ (native, "name@file") that the stack's own
       # DEDUP_TOKEN line in +text+ names, when a sanitizer preload printed
@@ -139,36 +160,51 @@ module Ruzzy
       end
       private_class_method :internal_error
 
-      # A Ruby exception's identity from ruzzy's own report (its
-      # DEDUP_TOKEN line), with "Class: message" as the title.
+      # A Ruby exception's identity read back from ruzzy's report +text+
+      # (from its headline on), as another process printed it (a replay's,
+      # a worker's that ended): its DEDUP_TOKEN line, the line after the
+      # headline ("Class: message") and its "    from" frames. The process
+      # that caught the exception does not read its report: it has its
+      # Outcome (outcome.rb), named by the same rules (title, site).
       def self.ruby_exception(kind, text)
         token = text[/^DEDUP_TOKEN: (.+)$/, 1] || "unknown"
-        message = text.lines[1].to_s.strip
-        Identity.new(kind, "#{kind}--#{token}", message.empty? ? token : truncate(message), raising_site(text, token))
+        frames = text.scan(/^    from (.+:\d+:in .*)$/).flatten
+        Identity.new(kind, "#{kind}--#{token}", title(text.lines[1], token), site(frames, token))
       end
       private_class_method :ruby_exception
 
-      # Where the exception of ruzzy's report +text+ (with the DEDUP_TOKEN
-      # +token+) was raised, as file:line (the base name of the file), or
-      # nil: the first "    from path:line:in ..." frame its token names, or
-      # else its first frame that is neither ruzzy's own nor Ruby's
-      # (<internal:...>). A failed assertion raises
-      # inside its test framework: its site is the call site its token
-      # names (BugShape), found where the framework was loaded; the process
-      # reading the report (a supervisor, `ruzzy findings minimise`) may
-      # not have it loaded to tell its frames from the user's.
-      def self.raising_site(text, token)
+      # A Ruby exception's title: +line+, the line after its report's
+      # headline ("Class: message"), shortened; its DEDUP_TOKEN +token+ when
+      # there is none (a non-local exit).
+      def self.title(line, token)
+        message = line.to_s.strip
+        message.empty? ? token : truncate(message)
+      end
+
+      # A frame of a Ruby backtrace: its path and line.
+      FRAME = /\A(.+?):(\d+):in /
+      private_constant :FRAME
+
+      # Where a Ruby exception with the DEDUP_TOKEN +token+ was raised, as
+      # file:line (the base name of the file), or nil: the first of +frames+
+      # (those its report shows, "path:line:in 'label'", of the exception
+      # and its causes) that its token names, or else its first frame that
+      # is neither ruzzy's own nor Ruby's (<internal:...>). A failed
+      # assertion raises inside its test framework: its site is the call
+      # site its token names (BugShape), found where the framework was
+      # loaded; the process reading a report (a supervisor, `ruzzy findings
+      # minimise`) may not have it loaded to tell its frames from the user's.
+      def self.site(frames, token)
         error_class, call_site = token.split("--")
         return call_site if BugShape::ASSERTIONS.include?(error_class) && call_site&.match?(/:\d+\z/)
 
-        frames = text.scan(/^    from ((.+?):(\d+):in .*)$/)
+        located = frames.filter_map { |frame| (found = frame.match(FRAME)) && [frame, found[1], found[2]] }
         # A bug detector's token starts at the user's frame that made the
         # dangerous call (Report.caller_frames): its site is that frame.
-        named = frames.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
-        _, path, line = named || frames.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
+        named = located.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
+        _, path, line = named || located.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
         "#{File.basename(path)}:#{line}" if path
       end
-      private_class_method :raising_site
 
       # The frames of the first stack trace in +text+ that make identities
       # ("name@file"), innermost first.

@@ -11,9 +11,10 @@ require_relative "../campaign_protocol"
 require_relative "hang_watch"
 require_relative "store"
 require_relative "../finding_kinds"
-require_relative "bug_shape"
 require_relative "ruby_frames"
-require_relative "../user_code"
+require_relative "identity"
+require_relative "context"
+require_relative "outcome"
 
 module Ruzzy
   module Findings
@@ -21,10 +22,12 @@ module Ruzzy
     # callback calls these methods at most once per process, just before the
     # process ends (an abort handled by libFuzzer for a finding, a plain exit for
     # a broken harness), and asks ignored? for every exception the target raises
-    # when some are expected.
+    # when some are expected. What it needs of the run (the findings
+    # directory, the expected exceptions, where artifacts go) is
+    # Findings.context, handed over once as fuzzing starts.
     module Report
       # Frames of the token that identifies a finding.
-      DEDUP_FRAMES = 3
+      DEDUP_FRAMES = Outcome::DEDUP_FRAMES
 
       module_function
 
@@ -38,11 +41,9 @@ module Ruzzy
       def report_exception(error, input = nil)
         return record_hang(error, input) if error.is_a?(Campaign::HangWatch::InputTimeout) && input
 
-        text = describe_exception(error)
-        text << "DEDUP_TOKEN: #{Error.text(dedup_token(error))}\n" if error.is_a?(Exception)
-        text << Error.text(describe_input(input, error)) if input
-        store = Ruzzy.session.findings
-        return record(store, text, input) if store && input
+        text, outcome = describe(error, input)
+        store = Findings.context.store
+        return record(store, outcome, text) if store && input
 
         text << reproduction(input) if input
         $stderr.write(text)
@@ -50,13 +51,28 @@ module Ruzzy
         error.is_a?(Exception) ? RubyFrames.sanitizer_frames(error.backtrace || []) : ""
       end
 
-      # Files a finding of a campaign; prints the report of a group's first
-      # finding only.
-      def record(store, text, input, identity = Identity.of_report(text))
-        if store.record(identity, input, text) == :new
+      # The report of +error+ raised on +input+ (nil: none), without the
+      # commands that reproduce it, and its Outcome, built from the same
+      # parts.
+      def describe(error, input)
+        exceptions = exception_parts(error)
+        token = Error.text(dedup_token(error)) if error.is_a?(Exception)
+        description = input ? Error.text(describe_input(input, error)) : ""
+        text = describe_exception(error, exceptions)
+        text << "DEDUP_TOKEN: #{token}\n" if token
+        text << description
+        [text, Outcome.of(error, input, token:, exceptions:, description:)]
+      end
+
+      # Files +outcome+, a finding of a campaign reported as +text+; prints
+      # the report of a group's first finding only.
+      def record(store, outcome, text)
+        identity = outcome.identity
+        if store.record(identity, outcome.input, text) == :new
           # The announcement is a line of its own, whatever the report's
           # last line (an input description may lack its newline).
-          $stderr.write(text, text.end_with?("\n") ? "" : "\n", Campaign.new_group_line(identity))
+          $stderr.write(text, text.end_with?("\n") ? "" : "\n",
+                        Campaign.new_group_line(identity.group, identity.kind, identity.title))
           $stderr.flush
         end
         nil
@@ -70,11 +86,15 @@ module Ruzzy
       # Campaign::HangTrace, as libFuzzer's timeout names it) is a hang's
       # until then: later inputs in that loop are stopped sooner. Its report
       # is printed with the first suspect of its group this worker keeps.
+      #
+      # Its group is read from its report's frames, in sanitizer form: the
+      # rule that names a hang libFuzzer's timeout reports in another
+      # process (Identity.of_report), so that both name it alike.
       def record_hang(error, input)
         text = hang_report(error.seconds, error.loop_frames, error.backtrace || [], known: error.known)
         group = Identity.of_report(text).group
         Campaign::HangWatch.learn([group])
-        if Ruzzy.session.findings.suspects.offer(group, input, error.seconds)
+        if Findings.context.store.suspects.offer(group, input, error.seconds)
           $stderr.write(text, "==ruzzy== suspected hang #{group} (#{input.bytesize} bytes): " \
                               "it is filed only if it runs over the hang threshold alone\n")
           $stderr.flush
@@ -99,7 +119,7 @@ module Ruzzy
 
       # Writes a campaign's unwritten counts (the process is ending).
       def flush
-        Ruzzy.session.findings&.flush
+        Findings.context.store&.flush
       end
 
       # The running target's Ruby backtrace as Ruby prints one ("\tfrom
@@ -141,7 +161,7 @@ module Ruzzy
 
       # Whether +error+ is one the harness expects (Ruzzy.fuzz's ignore:).
       def ignored?(error)
-        error.is_a?(Exception) && Ruzzy.session.expected_exceptions.include?(error)
+        error.is_a?(Exception) && Findings.context.expected.include?(error)
       end
 
       # The fuzz target returned +value+, which is not nil, 0 or -1.
@@ -160,12 +180,12 @@ module Ruzzy
       # units) so it can be replayed; fuzzing goes on.
       def report_slow_input(input, seconds, median)
         require "digest/sha1"
-        path = Ruzzy.session.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
+        path = Findings.context.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
         File.binwrite(path, input)
         $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, " \
                       "#{(seconds / median).round}x the median input (#{ShownDuration.of(median)}); " \
                       "written to #{path}\n" \
-                      "==ruzzy== Reproduce: #{Ruzzy.session.command_line} #{path.shellescape}\n")
+                      "==ruzzy== Reproduce: #{Findings.context.command_line} #{path.shellescape}\n")
         $stderr.flush
       end
 
@@ -178,80 +198,63 @@ module Ruzzy
         $stderr.flush
       end
 
-      def describe_exception(error)
+      # The report of +error+ up to its DEDUP_TOKEN line: its headline,
+      # then +exceptions+ (exception_parts).
+      def describe_exception(error, exceptions = exception_parts(error))
         unless error.is_a?(Exception)
           return +"==#{Process.pid}== ERROR: ruzzy: the fuzz target left with a non-local exit " \
                   "(#{safe_inspect(error)})\n"
         end
 
         text = +"==#{Process.pid}== ERROR: ruzzy: #{headline(error)}\n"
-        chain(error).each_with_index do |exception, depth|
+        exceptions.each_with_index do |(heading, frames), depth|
           text << "Caused by: " if depth.positive?
-          text << "#{Error.class_name(exception)}: #{Error.safe_message(exception)}\n"
-          RubyFrames.target_frames(exception.backtrace || []).each do |frame|
-            text << "    from #{Error.text(frame)}\n"
-          end
+          text << "#{heading}\n"
+          frames.each { |frame| text << "    from #{frame}\n" }
         end
         text
       end
 
-      # What the session's input_description says of +input+, which raised
+      # +error+ and its causes, outermost first, each as ["Class: message",
+      # the target's frames ("path:line:in 'label'", innermost first)], as
+      # reports show them.
+      def exception_parts(error)
+        chain(error).map do |exception|
+          ["#{Error.class_name(exception)}: #{Error.safe_message(exception)}",
+           RubyFrames.target_frames(exception.backtrace || []).map { |frame| Error.text(frame) }]
+        end
+      end
+
+      # What the context's input_description says of +input+, which raised
       # +error+, or ""; never raises.
       def describe_input(input, error)
-        Ruzzy.session.input_description&.call(input, error).to_s
+        Findings.context.input_description&.call(input, error).to_s
       rescue StandardError => e
         "ruzzy: could not describe the input: #{e.class}: #{e.message}\n"
       end
 
       # What kind of finding +error+ is.
       def headline(error)
-        unless defined?(Detectors::Report) && error.is_a?(Detectors::Report)
-          return "uncaught Ruby exception in the fuzz target"
-        end
+        return "uncaught Ruby exception in the fuzz target" unless Outcome.detector?(error)
 
         "bug detector #{error.detector} fired in the fuzz target at #{error.sink} " \
           "(--disable-detectors=#{error.detector} to turn it off)"
       end
 
-      # Identifies a finding across runs and inputs: the exception class and
-      # its innermost frames as file:method, without line numbers (which move
-      # with every edit), Ruby's "block in" decorations or the frames of
-      # Ruby's methods written in C (RubyFrames.without_c_methods); a stack overflow
-      # and a failed test assertion (by its call site's line and its kind,
-      # never its message) by what BugShape.parts says.
-      def dedup_token(error)
-        frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
-        parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||
-                RubyFrames.without_c_methods(caller_frames(error, frames)).first(DEDUP_FRAMES)
-                          .map { |frame| RubyFrames.normalize_frame(frame) }
-        [error.class.name || "AnonymousException", *parts].join("--")
-      end
-
-      # The frames that name a finding: a bug detector's from the user's
-      # code that made the dangerous call (UserCode: the harness's
-      # directory, the libraries it requires, a web app's directory), whose
-      # sink is a library method every caller shares (every query of a Rails
-      # app reaches SQLite through the same frames of Active Record, so two
-      # injections in two controllers are two groups, not one); any other
-      # exception's from where it was raised.
-      def caller_frames(error, frames)
-        return frames unless defined?(Detectors::Report) && error.is_a?(Detectors::Report)
-
-        first = frames.index { |frame| UserCode.include?(frame[/\A(.+?):\d+:in /, 1].to_s) }
-        first ? frames.drop(first) : frames
-      end
+      # Identifies a finding across runs and inputs (Outcome.dedup_token).
+      def dedup_token(error) = Outcome.dedup_token(error)
 
       # The commands that reproduce and minimise the finding: with the input
       # file given on the command line, or else the crash file libFuzzer
       # writes next (written here when the engine does not).
       def reproduction(input)
         require "digest/sha1"
-        given = Ruzzy.session.input_file(input)
-        artifact = given || Ruzzy.session.artifact_path(:crash, Digest::SHA1.hexdigest(input))
-        command = Ruzzy.session.command_line
-        text = given ? +"" : Ruzzy.session.save_artifact(artifact, input)
-        text << "==ruzzy== Reproduce: #{command} #{artifact.shellescape}\n" \
-                "==ruzzy== Minimise:  #{Ruzzy.session.minimise_command_line} -minimize_crash=1 -runs=100000 " \
+        run = Findings.context
+        given = run.input_file(input)
+        artifact = given || run.artifact_path(:crash, Digest::SHA1.hexdigest(input))
+        text = given ? +"" : run.save_artifact(artifact, input)
+        text << "==ruzzy== Reproduce: #{run.command_line} #{artifact.shellescape}\n" \
+                "==ruzzy== Minimise:  #{run.minimise_command_line} -minimize_crash=1 -runs=100000 " \
                 "#{artifact.shellescape}\n"
       end
 
