@@ -2,7 +2,6 @@
 
 require_relative "../error"
 require_relative "report"
-require_relative "../error"
 
 module Ruzzy
   module Detectors
