@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "../test_helper"
+require "ruzzy/libfuzzer_args"
 
 # Quiet coverage (ext/ruzzy/src/coverage/quiet.rs): the coverage events of
 # a method that finds nothing new are switched off between inputs and on
@@ -95,33 +96,35 @@ class TestQuietCoverage < Minitest::Test
     end
   end
 
+  TRACEPOINTS = <<~RUBY
+    Ruzzy::Native._quiet_coverage_tick(11_000)
+    off = quiet_info[:quiet_iseqs_off]
+    lines = 0
+    point = TracePoint.new(:line) { lines += 1 }
+    point.enable(target: Target.method(:busy)) { Target.busy(3) }
+    puts "targeted_lines=\#{lines}"
+    puts "still_off=\#{quiet_info[:quiet_iseqs_off] == off}"
+    puts "after_targeted=\#{hits { Target.busy(3) }}"
+    # A global line TracePoint, the first: Ruby recompiles every iseq with
+    # every event enabled so far, the coverage events too.
+    global_lines = 0
+    global = TracePoint.new(:line) { global_lines += 1 }
+    global.enable
+    on_again = hits { Target.busy(3) }
+    global.disable
+    puts "on_again=\#{on_again}"
+    puts "global_lines=\#{global_lines}"
+    puts "info=\#{quiet_info.inspect}"
+    Ruzzy::Native._quiet_coverage_tick(11_000)
+    puts "off_again=\#{hits { Target.busy(3) }}"
+    calls = []
+    call_point = TracePoint.new(:call) { |tp| calls << tp.method_id }
+    call_point.enable { Target.rare(1) }
+    puts "calls=\#{calls.inspect}"
+  RUBY
+
   def test_other_tracepoints_keep_working_and_coverage_switched_on_elsewhere_is_noticed
-    run_script(<<~RUBY) do |out|
-      Ruzzy::Native._quiet_coverage_tick(11_000)
-      off = quiet_info[:quiet_iseqs_off]
-      lines = 0
-      point = TracePoint.new(:line) { lines += 1 }
-      point.enable(target: Target.method(:busy)) { Target.busy(3) }
-      puts "targeted_lines=\#{lines}"
-      puts "still_off=\#{quiet_info[:quiet_iseqs_off] == off}"
-      puts "after_targeted=\#{hits { Target.busy(3) }}"
-      # A global line TracePoint, the first: Ruby recompiles every iseq with
-      # every event enabled so far, the coverage events too.
-      global_lines = 0
-      global = TracePoint.new(:line) { global_lines += 1 }
-      global.enable
-      on_again = hits { Target.busy(3) }
-      global.disable
-      puts "on_again=\#{on_again}"
-      puts "global_lines=\#{global_lines}"
-      puts "info=\#{quiet_info.inspect}"
-      Ruzzy::Native._quiet_coverage_tick(11_000)
-      puts "off_again=\#{hits { Target.busy(3) }}"
-      calls = []
-      call_point = TracePoint.new(:call) { |tp| calls << tp.method_id }
-      call_point.enable { Target.rare(1) }
-      puts "calls=\#{calls.inspect}"
-    RUBY
+    run_script(TRACEPOINTS) do |out|
       assert_operator out["targeted_lines"], :>, 0, "a targeted TracePoint fires in a switched-off method"
       assert out["still_off"], "a targeted TracePoint does not switch coverage on"
       assert_equal 0, out["after_targeted"]
@@ -133,41 +136,49 @@ class TestQuietCoverage < Minitest::Test
     end
   end
 
-  def test_switching_in_a_loop_with_threads_and_compaction
-    run_script(<<~RUBY) do |out|
-      expected = ->(x) { x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small) }
-      stop = false
-      wrong = Queue.new
-      threads = 3.times.map do |t|
-        Thread.new do
-          i = t
-          until stop
-            x = i % 13
-            wrong << [x, Target.busy(x)] unless Target.busy(x) == expected.(x)
-            wrong << [:blocky, x] unless Target.blocky([x, x + 1]) == [x, x + 1].sum { |y| y.odd? ? y * 3 : y / 2 }
-            Target.rare(x)
-            i += 1
-            Thread.pass if i % 50 == 0
-          end
+  SWITCHING_LOOP = <<~RUBY
+    expected = ->(x) { x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small) }
+    stop = false
+    wrong = Queue.new
+    threads = 3.times.map do |t|
+      Thread.new do
+        i = t
+        until stop
+          x = i % 13
+          wrong << [x, Target.busy(x)] unless Target.busy(x) == expected.(x)
+          wrong << [:blocky, x] unless Target.blocky([x, x + 1]) == [x, x + 1].sum { |y| y.odd? ? y * 3 : y / 2 }
+          Target.rare(x)
+          i += 1
+          Thread.pass if i % 50 == 0
         end
       end
-      60.times do |round|
-        Ruzzy::Native._quiet_coverage_tick(round.even? ? 11_000 : 500_000)
-        GC.compact if round % 6 == 0 && GC.respond_to?(:compact)
-        GC.start if round % 6 == 3
-        Target.blocky((0..round).to_a)
-        sleep 0.005
-      end
-      stop = true
-      threads.each(&:join)
-      puts "wrong=\#{wrong.size}"
-      puts "info=\#{quiet_info.inspect}"
-    RUBY
+    end
+    60.times do |round|
+      Ruzzy::Native._quiet_coverage_tick(round.even? ? 11_000 : 500_000)
+      GC.compact if round % 6 == 0 && GC.respond_to?(:compact)
+      GC.start if round % 6 == 3
+      Target.blocky((0..round).to_a)
+      sleep 0.005
+    end
+    stop = true
+    threads.each(&:join)
+    puts "wrong=\#{wrong.size}"
+    puts "info=\#{quiet_info.inspect}"
+  RUBY
+
+  def test_switching_in_a_loop_with_threads_and_compaction
+    run_script(SWITCHING_LOOP) do |out|
       assert_equal 0, out["wrong"]
       assert_operator out["info"][:quiet_switched_off], :>, 10
       assert_operator out["info"][:quiet_switched_on], :>, 10
       assert_equal 0, out["info"][:quiet_failed]
     end
+  end
+
+  def test_libfuzzer_steps_that_read_coverage_as_a_fact_keep_every_event_on
+    assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -merge_control_file=/tmp/m -merge_inner=1 a b]).reads_coverage?
+    assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -minimize_crash_internal_step=1 crash]).reads_coverage?
+    refute Ruzzy::LibFuzzerArgs.new(%w[ruzzy -runs=10 -print_final_stats=1 corpus]).reads_coverage?
   end
 
   # A fuzzing run whose methods go quiet within a second: no crash, no
@@ -188,8 +199,7 @@ class TestQuietCoverage < Minitest::Test
           nil
         end)
       RUBY
-      result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir,
-                              env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
+      result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
       assert_exit 0, result
       assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)
       assert_empty artifacts(dir)

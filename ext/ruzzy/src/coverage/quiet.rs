@@ -273,7 +273,7 @@ impl Quiet {
             entry.state.load(Relaxed) == ON
                 && now.saturating_sub(entry.last_new.load(Relaxed)) >= quiet_ms
         };
-        if !self.entries.iter().any(|entry| quiet(entry)) {
+        if !self.entries.iter().any(&quiet) {
             return;
         }
         for entry in self.entries.iter().filter(|entry| quiet(entry)) {
