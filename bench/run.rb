@@ -833,23 +833,26 @@ module Bench
   end
 
   # What quiet coverage costs in bug-finding power: one run of
-  # CORPUS_SECONDS per parser from an empty corpus, seed 1, with every
-  # coverage event on and with quiet coverage (the default): executions,
-  # libFuzzer's final edges and features, and the lines and branches
-  # replaying the corpus reaches under Ruby's own coverage (`ruzzy cov`).
+  # CORPUS_SECONDS per parser and seed (SEEDS) from an empty corpus, with
+  # every coverage event on and with quiet coverage (the default), one after
+  # the other: executions, libFuzzer's final edges and features, and the
+  # lines and branches replaying the corpus reaches under Ruby's own
+  # coverage (`ruzzy cov`).
   def quiet_reach
-    rows = PARSERS.flat_map do |name|
+    rows = PARSERS.product(SEEDS).flat_map do |name, seed|
       [["every event on", ["--no-quiet-coverage"]], ["quiet (default)", []]].map do |label, flags|
         Dir.mktmpdir("ruzzy-bench-quiet") do |dir|
-          _, status, output, execs = fuzz_parser(name, *flags, corpus: [dir], seconds: CORPUS_SECONDS)
+          output, elapsed, = ruzzy(*flags, target(name), dir, "-seed=#{seed}", "-max_total_time=#{CORPUS_SECONDS}")
+          execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+          status = output.lines.grep(/\A#\d+\s/).last.to_s
           edges, features = status.match(/cov: (\d+) ft: (\d+)/)&.captures || %w[- -]
-          switched = output[/quiet coverage: .* (\d+(?:\.\d+)?) s /, 1] ? "yes" : "no"
-          [name, label, switched, fmt(execs), edges, features, *replayed_coverage(name, dir)]
+          [name, seed, label, fmt(execs.fdiv([elapsed, CORPUS_SECONDS].min)), edges, features,
+           *replayed_coverage(name, dir)]
         end
       end
     end
-    table("Quiet coverage and what a run reaches: #{CORPUS_SECONDS} s from an empty corpus, seed 1",
-          ["parser", "coverage", "quiet on", "execs", "edges (cov)", "features (ft)", "lines", "branches"], rows)
+    table("Quiet coverage and what a run reaches: #{CORPUS_SECONDS} s from an empty corpus",
+          ["parser", "seed", "coverage", "execs/s", "edges (cov)", "features (ft)", "lines", "branches"], rows)
   end
 
   # Stops the benchmarks unless valgrind is installed.

@@ -175,6 +175,18 @@ class TestQuietCoverage < Minitest::Test
     end
   end
 
+  def test_public_api_locations_keep_every_event_on_and_say_why
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "target.rb"), TARGET)
+      File.write(File.join(dir, "script.rb"), "#{PRELUDE}puts on.inspect\n")
+      result = ruby("script.rb", chdir: dir, env: { "RUZZY_LOCATIONS" => "public" })
+      assert_exit 0, result
+      assert_equal "false\n", result.stdout
+      assert_match(/INFO: ruzzy: quiet coverage unavailable \(coverage locations come from the public API\): every /,
+                   result.stderr)
+    end
+  end
+
   def test_libfuzzer_steps_that_read_coverage_as_a_fact_keep_every_event_on
     assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -merge_control_file=/tmp/m -merge_inner=1 a b]).reads_coverage?
     assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -minimize_crash_internal_step=1 crash]).reads_coverage?
