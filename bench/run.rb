@@ -140,7 +140,7 @@ module Bench
           ["comparison", "plain Ruby", "hooked"], rows)
   end
 
-  PARSERS = %w[uri csv ipaddr time rexml psych].freeze
+  PARSERS = ENV.fetch("BENCH_PARSERS", "uri,csv,ipaddr,time,rexml,psych").split(",").freeze
   CORPUS_SECONDS = Integer(ENV.fetch("BENCH_CORPUS_SECONDS", "60"))
   WORK = Dir.mktmpdir("ruzzy-bench-corpora")
   at_exit { FileUtils.rm_rf(WORK) }
@@ -280,8 +280,8 @@ module Bench
   # +flags+, or Ruzzy 0.8 through tracer.rb (nil), or Ruzzy 0.8 without
   # tracing (:untraced).
   # +tool+ runs the command under another program (valgrind).
-  def fixed_run(name, flags, args, tool: [])
-    env = { "BENCH_PARSER" => name }
+  def fixed_run(name, flags, args, tool: [], env: {})
+    env = env.merge("BENCH_PARSER" => name)
     harness = File.join(FIXED_DOCUMENTS, "harness.rb")
     output, seconds, = case flags
                        when nil then run(*tool, RbConfig.ruby, File.join(FIXED_DOCUMENTS, "tracer.rb"), *args,
@@ -807,6 +807,54 @@ module Bench
           ["parser", *FIXED_CONFIGURATIONS.keys, "ruzzy / untraced"], rows)
   end
 
+  # Inputs counted per parser once quiet coverage has switched its quiet
+  # methods off: the first run long enough (> 1 s under callgrind) for the
+  # policy's first batch.
+  QUIET_RUNS = { "uri" => [2000, 4000], "ipaddr" => [2000, 4000], "time" => [2000, 4000] }.freeze
+
+  # Quiet coverage (docs/coverage.md) per execution on a fixed document:
+  # instructions untraced, with every coverage event on
+  # (--no-quiet-coverage), and once the methods that find nothing new are
+  # switched off (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every
+  # method is quiet after the first input; counted from the input after
+  # which the first batch has run, QUIET_RUNS or 400 to 800, the same
+  # inputs in every column).
+  def quiet
+    valgrind!("quiet")
+    rows = PARSERS.map do |name|
+      runs = QUIET_RUNS.fetch(name, [400, 800])
+      untraced = fixed_instructions(name, FIXED_CONFIGURATIONS["untraced"], runs:)
+      on = fixed_instructions(name, ["--no-quiet-coverage"], runs:)
+      off = fixed_instructions(name, [], runs:, env: { "RUZZY_QUIET_COVERAGE" => "0.001" })
+      [name, fmt(untraced), fmt(on), "#{fmt(on.fdiv(untraced), 2)}x", fmt(off), "#{fmt(off.fdiv(untraced), 2)}x"]
+    end
+    table("Quiet coverage: instructions per execution on a fixed document (callgrind, the same inputs in each column)",
+          ["parser", "untraced", "every event on", "on / untraced", "quiet methods off", "off / untraced"], rows)
+  end
+
+  # What quiet coverage costs in bug-finding power: one run of
+  # CORPUS_SECONDS per parser and seed (SEEDS) from an empty corpus, with
+  # every coverage event on and with quiet coverage (the default), one after
+  # the other: executions, libFuzzer's final edges and features, and the
+  # lines and branches replaying the corpus reaches under Ruby's own
+  # coverage (`ruzzy cov`).
+  def quiet_reach
+    rows = PARSERS.product(SEEDS).flat_map do |name, seed|
+      [["every event on", ["--no-quiet-coverage"]], ["quiet (default)", []]].map do |label, flags|
+        Dir.mktmpdir("ruzzy-bench-quiet") do |dir|
+          output, elapsed, = ruzzy(*flags, target(name), dir, "-seed=#{seed}", "-max_total_time=#{CORPUS_SECONDS}")
+          execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i
+          status = output.lines.grep(/\A#\d+\s/).last.to_s
+          edges, features = status.match(/cov: (\d+) ft: (\d+)/)&.captures || %w[- -]
+          [name, seed, label, fmt(execs.fdiv([elapsed, CORPUS_SECONDS].min)), edges, features,
+           *replayed_coverage(name, dir)]
+        end
+      end
+    end
+    table("Quiet coverage and what a run reaches: #{CORPUS_SECONDS} s from an empty corpus",
+          ["parser", "seed", "coverage", "execs/s", "edges (cov)", "features (ft)", "lines", "branches"], rows)
+  end
+
   # Stops the benchmarks unless valgrind is installed.
   def valgrind!(section)
     return if system("which valgrind", out: File::NULL)
@@ -817,15 +865,15 @@ module Bench
   # Instructions per execution of the fixed-document harness for +name+
   # under ruzzy with +flags+: runs of 100 and 300 inputs, the difference
   # over 200, so start-up cancels out.
-  def fixed_instructions(name, flags)
-    runs = [100, 300].map do |inputs|
-      output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND)
+  def fixed_instructions(name, flags, runs: [100, 300], env: {})
+    counts = runs.map do |inputs|
+      output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND, env:)
       count = collected(output)
       raise "no instruction count from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless count
 
       count
     end
-    (runs.last - runs.first) / 200
+    (counts.last - counts.first) / (runs.last - runs.first)
   end
 
   # The instructions callgrind counted in the busiest process it traced
@@ -853,7 +901,7 @@ end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
               parsers campaign workers solves engine_solves engine_parsers detectors detector_cost detector_instructions
-              instructions c_extensions web_rack].freeze
+              instructions quiet quiet_reach c_extensions web_rack].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

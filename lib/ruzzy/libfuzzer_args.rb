@@ -26,6 +26,13 @@ module Ruzzy
     # target (any value but 0).
     PARENT_FLAGS = %w[fork jobs workers merge minimize_crash set_cover_merge].freeze
 
+    # Flags with which libFuzzer reads what each input covers as a fact
+    # rather than fuzzing (a merge's or a minimisation's step in a child
+    # process, coverage printed at the end): quiet coverage keeps every
+    # coverage event on under them.
+    COVERAGE_READING_FLAGS = %w[merge_inner merge_control_file minimize_crash_internal_step cleanse_crash
+                                print_coverage print_full_coverage print_corpus_stats analyze_dict].freeze
+
     # A flag: -name=value.
     FLAG = /\A-([a-z_]+)=/
 
@@ -149,6 +156,15 @@ module Ruzzy
     # Whether libFuzzer will run child processes instead of the target.
     def runs_children?
       PARENT_FLAGS.any? do |name|
+        found = value(name)
+        found && found != "0"
+      end
+    end
+
+    # Whether libFuzzer reads what each input covers as a fact
+    # (COVERAGE_READING_FLAGS).
+    def reads_coverage?
+      COVERAGE_READING_FLAGS.any? do |name|
         found = value(name)
         found && found != "0"
       end

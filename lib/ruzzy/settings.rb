@@ -25,12 +25,16 @@ module Ruzzy
     # "public" makes coverage locations come from the public API only
     # (ext/ruzzy/src/coverage/location.rs).
     LOCATIONS = "RUZZY_LOCATIONS"
+    # Quiet coverage (Coverage.quiet): seconds without new coverage after
+    # which a method's or block's coverage events are switched off
+    # (default 10), or "0" to keep every event on.
+    QUIET_COVERAGE = "RUZZY_QUIET_COVERAGE"
     # "0" leaves the stack poisoning Ruby's raise leaves under
     # AddressSanitizer alone (Session#clear_stack_poisoning_on_raise).
     ASAN_RAISE_HOOK = "RUZZY_ASAN_RAISE_HOOK"
 
     # Every one of them.
-    ALL = [ENGINE, DISABLE_DETECTORS, COMPARE_HOOKS, LITERAL_DICT, LOCATIONS, ASAN_RAISE_HOOK].freeze
+    ALL = [ENGINE, DISABLE_DETECTORS, COMPARE_HOOKS, LITERAL_DICT, LOCATIONS, QUIET_COVERAGE, ASAN_RAISE_HOOK].freeze
 
     # Not a setting of a run, so not in ALL (a replay is one process): the
     # number of worker processes a campaign or `ruzzy ci` uses when neither

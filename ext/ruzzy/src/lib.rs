@@ -134,6 +134,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_fitted_map_size" => coverage::sancov_8bit::fitted_size, 1;
         "_instrumented_path?" => coverage::hook::instrumented_path, 1;
         "_coverage_info" => coverage::hook::info, 0;
+        "_quiet_coverage" => coverage::quiet::configure, 2;
         "_reached" => coverage::hook::reached, 0;
         "_executions" => process::run_stats::executions, 0;
         "_rules_include?" => coverage::path_registry::rules_include, 3;
@@ -158,6 +159,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         module_functions!(native, {
             "_counters_hit" => coverage::hook::counters_hit, 0;
             "_clear_counters" => coverage::hook::clear_counters, 0;
+            "_quiet_coverage_tick" => coverage::quiet::tick, 1;
             "_probe_iseq" => coverage::layout_probe::probe_iseq, 1;
             "_probe_caller" => coverage::layout_probe::probe_caller, 0;
             "_probe_regexp_model" => feedback::compare_hooks::regexp::probe_model, 3;

@@ -195,6 +195,7 @@ module Ruzzy
       CompareHooks.install(hook_groups) unless hook_groups.empty?
       Coverage.fit_map
       Coverage.stop_interpreter_branch_counts
+      Coverage.quiet unless args.runs_children? || args.reads_coverage?
       LiteralDictionary.stop
       args = LiteralDictionary.add_to(args, numbers: @engine == "libafl") if literal_dict && !hook_groups.empty?
       Detectors.install(detectors)

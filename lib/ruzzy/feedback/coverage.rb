@@ -7,6 +7,7 @@ require "coverage"
 require_relative "../error"
 require_relative "../native"
 require_relative "../own_files"
+require_relative "../settings"
 require_relative "literal_dictionary"
 
 module Ruzzy
@@ -76,6 +77,62 @@ module Ruzzy
       return false unless @own_interpreter_coverage && ::Coverage.running?
 
       Ruzzy::Native._stop_ruby_branch_counter(Ractor.current)
+    end
+
+    # Seconds of quiet after which quiet coverage switches a method's
+    # coverage off when RUZZY_QUIET_COVERAGE does not say.
+    DEFAULT_QUIET_SECONDS = 10
+
+    # The events of the TracePoint that rebuilds an iseq's instructions
+    # (every iseq has one of them).
+    REBUILD_EVENTS = %i[line call return b_call b_return class end].freeze
+
+    # Quiet coverage, when fuzzing starts: the coverage events of a method
+    # or block that has reached no new counter for +seconds+ are switched
+    # off between inputs, and switched on again for a window at growing
+    # intervals (docs/coverage.md). +seconds+ comes from
+    # RUZZY_QUIET_COVERAGE (default 10; 0 keeps every event on, as
+    # --no-quiet-coverage does). Says in an INFO line what it does; on a
+    # Ruby where it cannot work (no known interpreter layout, the
+    # functions it needs not exported), every event stays on. Returns
+    # whether it is on.
+    def quiet(seconds = quiet_seconds)
+      return false unless running? && seconds.positive?
+
+      why_not = Ruzzy::Native._quiet_coverage(seconds, rebuild_iseq)
+      if why_not
+        warn "INFO: ruzzy: quiet coverage unavailable (#{why_not}): every coverage event stays on"
+        return false
+      end
+      warn "INFO: ruzzy: quiet coverage: methods and blocks that find nothing new for #{seconds} s stop " \
+           "counting, and count again now and then (--no-quiet-coverage keeps them counting)"
+      true
+    end
+
+    # RUZZY_QUIET_COVERAGE's seconds (0: off).
+    def quiet_seconds
+      value = ENV.fetch(Settings::QUIET_COVERAGE, DEFAULT_QUIET_SECONDS.to_s)
+      seconds = Float(value, exception: false)
+      return seconds.to_i == seconds ? seconds.to_i : seconds if seconds && seconds >= 0
+
+      warn "WARNING: ruzzy: #{Settings::QUIET_COVERAGE}=#{value} is not a number of seconds; quiet coverage is off"
+      0
+    end
+
+    # A callable that rebuilds one RubyVM::InstructionSequence's
+    # instructions from the events it is compiled with: a TracePoint enabled
+    # on it and disabled at once (ext/ruzzy/src/rb/iseq_trace.rs). Answers
+    # false when Ruby refuses (no event of the TracePoint in the iseq).
+    def rebuild_iseq
+      point = TracePoint.new(*REBUILD_EVENTS) { nil }
+      lambda do |iseq|
+        point.enable(target: iseq)
+        point.disable
+        true
+      rescue ArgumentError
+        point = TracePoint.new(*REBUILD_EVENTS) { nil }
+        false
+      end
     end
 
     # Code loaded while fuzzing (a library required on first use) shares
@@ -179,6 +236,6 @@ module Ruzzy
     end
 
     private_class_method :instrumented_units, :code_lines, :branch_arms, :compiled_files, :patterns,
-                         :setup_interpreter_coverage
+                         :setup_interpreter_coverage, :rebuild_iseq
   end
 end

@@ -17,6 +17,7 @@ use crate::coverage::lines_reached::LinesReached;
 use crate::coverage::location::{self, Site};
 use crate::coverage::locator::{self, Locator};
 use crate::coverage::path_registry::{PathId, PathRegistry};
+use crate::coverage::quiet;
 use crate::coverage::sancov_8bit::{self, EdgeMap};
 use crate::process::libfuzzer;
 use crate::rb::{self, value::Frame};
@@ -77,6 +78,7 @@ pub fn start(map_size: Option<usize>, includes: Vec<String>, excludes: Vec<Strin
     if COVERAGE.set(coverage).is_err() {
         return false;
     }
+    quiet::prepare();
     if crate::process::internal_error::panic_injected_at("coverage") {
         rb::add_raw_event_hook(panicking_event, LINE_EVENT | BRANCH_EVENT);
     } else {
@@ -177,6 +179,25 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
         .filter(|&i| coverage.map.first_hit(i).is_some())
         .collect();
     hash.aset(ruby.to_symbol("counters_ever_hit"), reached.len())?;
+    if let Some(facts) = quiet::info() {
+        let names = [
+            "quiet_seconds",
+            "quiet_iseqs_off",
+            "quiet_switched_off",
+            "quiet_switched_on",
+            "quiet_windows",
+            "quiet_on_elsewhere",
+            "quiet_failed",
+            "quiet_batches",
+        ];
+        for (name, value) in names.into_iter().zip(facts) {
+            if name == "quiet_seconds" {
+                hash.aset(ruby.to_symbol(name), value)?;
+            } else {
+                hash.aset(ruby.to_symbol(name), value as u64)?;
+            }
+        }
+    }
     Ok(Some(hash))
 }
 
@@ -397,7 +418,18 @@ unsafe fn record(
     if !iseq.included {
         return;
     }
+    if iseq.switched_off {
+        if let Some(key) = site.iseq {
+            // SAFETY: by the caller's contract, inside the hook `arg` was given to.
+            unsafe { quiet::event_while_off(key, arg) };
+        }
+    }
     let (index, first) = count(&coverage.map, &iseq, site);
+    if first {
+        if let Some(key) = site.iseq {
+            quiet::note_new(key);
+        }
+    }
     if first || (line_event && coverage.lines.counting()) {
         // SAFETY: as above; lineno is computed only on a counter's first
         // hit and on a line's one event while fuzzing.

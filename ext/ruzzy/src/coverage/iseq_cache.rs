@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const SLOTS: usize = 1 << 12;
 const INCLUDED: u64 = 1;
+const SWITCHED_OFF: u64 = 2;
 
 /// What the hook needs per iseq.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +30,10 @@ pub struct IseqInfo {
     pub base: u64,
     pub path: PathId,
     pub included: bool,
+    /// Quiet coverage switched its coverage events off
+    /// ([`crate::coverage::quiet`]): an event from it means something
+    /// switched them on again.
+    pub switched_off: bool,
 }
 
 struct Entry {
@@ -71,8 +76,9 @@ impl IseqCache {
         let path = entry.path.load(Ordering::Relaxed);
         Some(IseqInfo {
             base: entry.base.load(Ordering::Relaxed),
-            path: PathId::from_index((path >> 1) as u32),
+            path: PathId::from_index((path >> 2) as u32),
             included: path & INCLUDED != 0,
+            switched_off: path & SWITCHED_OFF != 0,
         })
     }
 
@@ -83,10 +89,29 @@ impl IseqCache {
         entry.encoded.store(encoded, Ordering::Relaxed);
         entry.base.store(info.base, Ordering::Relaxed);
         entry.path.store(
-            u64::from(info.path.index()) << 1 | u64::from(info.included),
+            u64::from(info.path.index()) << 2
+                | u64::from(info.included)
+                | if info.switched_off { SWITCHED_OFF } else { 0 },
             Ordering::Relaxed,
         );
         entry.body.store(body, Ordering::Release);
+    }
+
+    /// Marks the iseq with this key as switched off or on, if it has an
+    /// entry (one that does not is marked when it is resolved again).
+    #[cold]
+    pub fn mark(&self, (body, encoded): (usize, usize), switched_off: bool) {
+        let entry = self.slot(body);
+        if entry.body.load(Ordering::Acquire) != body
+            || entry.encoded.load(Ordering::Relaxed) != encoded
+        {
+            return;
+        }
+        if switched_off {
+            entry.path.fetch_or(SWITCHED_OFF, Ordering::Relaxed);
+        } else {
+            entry.path.fetch_and(!SWITCHED_OFF, Ordering::Relaxed);
+        }
     }
 }
 
@@ -101,6 +126,7 @@ mod tests {
             base: 42,
             path: PathId::from_index(7),
             included: true,
+            switched_off: false,
         };
         assert_eq!(cache.get((0x1000, 0x2000)), None);
         cache.put((0x1000, 0x2000), info);
@@ -115,5 +141,12 @@ mod tests {
         );
         assert_eq!(cache.get((0x1000, 0x2000)), None);
         assert!(!cache.get((0x1000, 0x3000)).unwrap().included);
+        cache.mark((0x1000, 0x3000), true);
+        let marked = cache.get((0x1000, 0x3000)).unwrap();
+        assert!(marked.switched_off && !marked.included);
+        assert_eq!(marked.path, info.path);
+        cache.mark((0x1000, 0x2000), true);
+        cache.mark((0x1000, 0x3000), false);
+        assert!(!cache.get((0x1000, 0x3000)).unwrap().switched_off);
     }
 }

@@ -17,6 +17,7 @@
 use crate::coverage::iseq_cache::{IseqCache, IseqInfo};
 use crate::coverage::location::{self, Site};
 use crate::coverage::path_registry::{hash_bytes, PathRegistry};
+use crate::coverage::quiet;
 use crate::rb::value::Frame;
 use std::sync::OnceLock;
 
@@ -67,6 +68,13 @@ impl Locator {
         cached.or_else(|| self.resolve(frame, site))
     }
 
+    /// Marks the iseq `key` (body, instruction buffer) as switched off or
+    /// on by quiet coverage.
+    #[cold]
+    pub fn mark(&self, key: (usize, usize), switched_off: bool) {
+        self.iseqs.mark(key, switched_off);
+    }
+
     #[cold]
     fn resolve(&self, frame: &Frame, site: &Site) -> Option<IseqInfo> {
         let path = frame.string_bytes(site.path)?;
@@ -76,6 +84,7 @@ impl Locator {
             base: location::base(path_hash, site.start),
             path,
             included,
+            switched_off: site.iseq.is_some_and(|(body, _)| quiet::switched_off(body)),
         };
         if let Some(iseq) = site.iseq {
             self.iseqs.put(iseq, info);

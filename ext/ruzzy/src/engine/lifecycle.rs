@@ -12,12 +12,15 @@
 //! 3. [`blind_map`]: hits the blind map's one counter, when it is in use;
 //! 4. [`stack_depth`]: remembers where a preloaded libFuzzer set the lowest
 //!    stack (a rejected input's depth is put back there);
+//! 5. [`quiet`]: twice a second, switches the coverage of quiet methods and
+//!    blocks off, or all of it on again for a window (runs Ruby code then:
+//!    between inputs, never inside a hook);
 //!
 //! then before every run of the target on it (a slow input runs twice:
 //! [`before_rerun`] starts the second run with these only):
-//! 5. [`hook`]: forgets the previous location and counts the call itself;
-//! 6. [`numbers`]: forgets the previous run's conversions;
-//! 7. [`target_state`]: the input and its start, for signal handlers and
+//! 6. [`hook`]: forgets the previous location and counts the call itself;
+//! 7. [`numbers`]: forgets the previous run's conversions;
+//! 8. [`target_state`]: the input and its start, for signal handlers and
 //!    the hang watch (last, so its clock times the target alone).
 //!
 //! After every run of the target ([`after_input`]), filling [`InputOutcome`]:
@@ -35,9 +38,10 @@
 //!
 //! Invariants: a plain sequence of calls, inlined into the callback; the
 //! participants allocate nothing and take no lock here (building a held
-//! finding runs Ruby code, only when a detector held one).
+//! finding runs Ruby code, only when a detector held one; quiet coverage's
+//! batches, at most twice a second).
 
-use crate::coverage::hook;
+use crate::coverage::{hook, quiet};
 use crate::detectors::held_findings;
 use crate::engine::{blind_map, run_limits, signals, stack_depth};
 use crate::feedback::numbers;
@@ -63,6 +67,7 @@ pub fn before_input(data: *const u8, size: usize) {
     run_limits::before_input();
     blind_map::before_input();
     stack_depth::before_input();
+    quiet::before_input();
     before_rerun(data, size);
 }
 

@@ -8,7 +8,10 @@
 //! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers), `iseq.c` | as 3.3 for every struct read while fuzzing; a `RubyVM::InstructionSequence` holds a pointer to its iseq (`TypedData_Make_Struct(..., rb_iseq_t *, ...)`) rather than being one |
 //!
 //! The running ractor's list of global event hooks (`rb_ractor_pub`,
-//! `rb_hook_list_t`, `rb_event_hook_t`) is the same in 3.1 to 3.4.
+//! `rb_hook_list_t`, `rb_event_hook_t`) is the same in 3.1 to 3.4, and so
+//! are `rb_iseq_t`'s `aux.exec.global_trace_events` (read by quiet
+//! coverage, `coverage::quiet`) and the flags that say an iseq is
+//! executable (iseq.h, internal/imemo.h of 3.1.2, 3.3.8 and 3.4.5).
 //!
 //! Only the fields up to the last one read are declared; the rest of each
 //! struct is never touched. build.rs sets `ruby_layout` to `"3.1"`, `"3.3"`
@@ -166,13 +169,23 @@ mod known {
         next: *const EventHook,
     }
 
-    /// `rb_iseq_t` (`struct rb_iseq_struct`), leading fields.
+    /// `rb_iseq_t` (`struct rb_iseq_struct`, vm_core.h, the same in 3.1 to
+    /// 3.4): flags, wrapper, body, then the union `aux`, whose `exec` arm
+    /// (an executable iseq's) is `{local_hooks*, global_trace_events}`.
     #[repr(C)]
     struct Iseq {
         flags: VALUE,
         wrapper: VALUE,
         body: *const IseqBody,
+        local_hooks: *const u8,
+        global_trace_events: u32,
     }
+
+    /// `ISEQ_NOT_LOADED_YET | ISEQ_USE_COMPILE_DATA` (iseq.h: IMEMO_FL_USER1
+    /// and IMEMO_FL_USER2, that is FL_USER5 and FL_USER6 with FL_USHIFT 12;
+    /// the same in 3.1 to 3.4): an iseq being compiled or not loaded yet,
+    /// whose `aux` is not the `exec` arm (`ISEQ_EXECUTABLE_P`).
+    const ISEQ_NOT_EXECUTABLE: VALUE = (1 << 17) | (1 << 18);
 
     /// `struct rb_iseq_constant_body` up to `location.code_location`.
     /// `param` is 48 bytes in 3.1 to 3.4: a 4-byte flags bitfield, 7
@@ -269,6 +282,51 @@ mod known {
                 beg_column: (*body).beg_column,
                 offset: pc.offset_from(encoded) as u64,
             })
+        }
+    }
+
+    /// `value` as an executable iseq (an imemo_iseq whose `aux` is the
+    /// `exec` arm and which has a body): its body and instruction buffer.
+    /// `value` must be a live heap slot (as the object space walk hands
+    /// them over), of any type.
+    pub unsafe fn executable_iseq(value: VALUE) -> Option<(usize, usize)> {
+        // SAFETY: by the caller's contract, a live heap slot; the type and the
+        // flags are checked before the iseq's fields are read.
+        unsafe {
+            if rb_sys::SPECIAL_CONST_P(value)
+                || !rb_sys::RB_TYPE_P(value, ruby_value_type::RUBY_T_IMEMO)
+            {
+                return None;
+            }
+            let iseq = value as *const Iseq;
+            if ((*iseq).flags >> IMEMO_SHIFT) & IMEMO_MASK != IMEMO_ISEQ
+                || (*iseq).flags & ISEQ_NOT_EXECUTABLE != 0
+                || (*iseq).body.is_null()
+            {
+                return None;
+            }
+            Some(((*iseq).body as usize, (*(*iseq).body).iseq_encoded as usize))
+        }
+    }
+
+    /// The events an executable iseq is compiled with for the global hooks
+    /// (`aux.exec.global_trace_events`, which `rb_iseq_trace_set` writes).
+    pub unsafe fn iseq_trace_events(iseq: VALUE) -> u32 {
+        // SAFETY: by the caller's contract, `executable_iseq(iseq)` said yes
+        // and nothing ran since.
+        unsafe { (*(iseq as *const Iseq)).global_trace_events }
+    }
+
+    /// The `global_trace_events` of the iseq a coverage event fired in.
+    pub unsafe fn event_trace_events(arg: *mut rb_trace_arg_t) -> Option<u32> {
+        // SAFETY: by the caller's contract, as for `event_frame`: the frame of
+        // a coverage event runs an executable iseq.
+        unsafe {
+            let cfp = (*(arg as *const TraceArg)).cfp;
+            if cfp.is_null() || (*cfp).iseq.is_null() {
+                return None;
+            }
+            Some((*(*cfp).iseq).global_trace_events)
         }
     }
 
@@ -491,6 +549,18 @@ mod known {
         0
     }
 
+    pub unsafe fn executable_iseq(_value: VALUE) -> Option<(usize, usize)> {
+        None
+    }
+
+    pub unsafe fn iseq_trace_events(_iseq: VALUE) -> u32 {
+        0
+    }
+
+    pub unsafe fn event_trace_events(_arg: *mut rb_trace_arg_t) -> Option<u32> {
+        None
+    }
+
     pub unsafe fn each_global_hook(
         _ractor: VALUE,
         _each: impl FnMut(super::EventHookEntry),
@@ -501,5 +571,5 @@ mod known {
 
 pub use known::{
     agrees_with_public_api, caller_frame, current_frame, each_global_hook, each_ruby_frame,
-    event_frame, probe_caller, probe_iseq,
+    event_frame, event_trace_events, executable_iseq, iseq_trace_events, probe_caller, probe_iseq,
 };

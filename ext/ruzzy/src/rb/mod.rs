@@ -15,6 +15,8 @@
 //! - [`method`]: defining C methods;
 //! - [`interpreter_layout`]: the interpreter's internal structures, one
 //!   layout per Ruby version;
+//! - [`iseq_trace`]: switching one instruction sequence's coverage events
+//!   off and on (the interpreter's exported but undeclared functions);
 //! - [`dl`]: symbols and shared objects.
 //!
 //! Invariant: every function here is called on the thread that holds the
@@ -28,6 +30,7 @@
 
 pub mod dl;
 pub mod interpreter_layout;
+pub mod iseq_trace;
 pub mod method;
 pub mod value;
 

@@ -1,0 +1,388 @@
+//! Quiet coverage: the coverage events of a method or block that has found
+//! nothing new for a while are switched off, between inputs, and switched
+//! on again now and then to look once more.
+//!
+//! The event hook ([`crate::coverage::hook`]) tells this module when an
+//! iseq reaches a counter for the first time in the process ([`note_new`]).
+//! Between inputs ([`before_input`], from the engine's lifecycle) the policy
+//! runs at most twice a second:
+//! - an iseq whose last first-time counter is `quiet` ms old (10 s by
+//!   default) is switched off, in a batch with every other such iseq
+//!   ([`crate::rb::iseq_trace`]: its events minus the coverage events,
+//!   then a targeted TracePoint enabled and disabled on it);
+//! - after the first batch, every switched-off iseq is switched on again for
+//!   a window (a tenth of the interval, at least 2 s), at intervals that
+//!   double from 30 s to 8 minutes, so that inputs found meanwhile can still
+//!   reach new edges and hit counts there; an iseq that finds something new
+//!   in a window stays on until it is quiet again.
+//!
+//! Something else may switch coverage back on behind ruzzy's back: enabling
+//! a global TracePoint for an iseq event Ruby has not traced before (the
+//! campaign's hang trace, a TracePoint in the target) recompiles every iseq
+//! with every event enabled so far. The cache marks switched-off iseqs
+//! ([`crate::coverage::iseq_cache`]), so an event from one is noticed
+//! ([`event_while_off`]): when the iseq's events hold the coverage events
+//! again, it counts as on (and is counted as switched on elsewhere); when
+//! they do not, the event came with another event enabled on the same
+//! instruction and the iseq stays off. Either way the event is counted.
+//!
+//! Invariants: the table is allocated once, when coverage starts
+//! ([`prepare`]); the policy runs once it is configured ([`configure`]); the hook's part ([`note_new`], [`event_while_off`],
+//! [`switched_off`]) allocates nothing and takes no lock (atomics; the GVL
+//! holder is the only writer); switching happens only in [`before_input`]
+//! (or the tests' probe), never inside an event hook.
+
+use crate::coverage::locator;
+use crate::rb::{self, interpreter_layout, iseq_trace};
+use rb_sys::{rb_trace_arg_t, VALUE};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Iseqs the policy can follow; more are never switched off.
+const CAPACITY: usize = 1 << 15;
+/// Slots probed for an iseq before giving up.
+const PROBES: usize = 32;
+/// How often (ms) the policy looks at the table.
+const CHECK_MS: u64 = 500;
+/// The first interval between two windows, and the longest (ms).
+const FIRST_INTERVAL_MS: u64 = 30_000;
+const MAX_INTERVAL_MS: u64 = 480_000;
+/// The shortest window (ms).
+const MIN_WINDOW_MS: u64 = 2_000;
+
+/// An iseq's state.
+const ON: u8 = 0;
+const OFF: u8 = 1;
+/// Could not be switched off: never tried again.
+const STUCK: u8 = 2;
+/// Asked for in the running batch.
+const PENDING: u8 = 3;
+/// Not found in the heap: its body was freed.
+const GONE: u8 = 4;
+
+struct Entry {
+    body: AtomicUsize,
+    encoded: AtomicUsize,
+    last_new: AtomicU64,
+    state: AtomicU8,
+}
+
+/// What the policy did, for `Ruzzy::Native._coverage_info` and the tests.
+#[derive(Default)]
+struct Counts {
+    switched_off: AtomicU64,
+    switched_on: AtomicU64,
+    windows: AtomicU64,
+    on_elsewhere: AtomicU64,
+    failed: AtomicU64,
+    batches: AtomicU64,
+}
+
+struct Quiet {
+    entries: Box<[Entry]>,
+    /// The policy's quiet time; 0 until it is configured (off).
+    quiet_ms: AtomicU64,
+    next_check: AtomicU64,
+    /// When the next window opens (0: nothing was switched off yet).
+    next_window: AtomicU64,
+    interval: AtomicU64,
+    counts: Counts,
+}
+
+static QUIET: OnceLock<Quiet> = OnceLock::new();
+/// The `rebuild` callable (`Ruzzy::Coverage`), a GC root.
+static REBUILD: AtomicUsize = AtomicUsize::new(rb::QNIL as usize);
+/// The policy's clock (ms since it was configured), as of the last input.
+static NOW_MS: AtomicU64 = AtomicU64::new(0);
+/// Added to the clock by the tests' probe.
+static SKEW_MS: AtomicU64 = AtomicU64::new(0);
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+fn clock_ms() -> u64 {
+    let epoch = EPOCH.get_or_init(Instant::now);
+    epoch.elapsed().as_millis() as u64 + SKEW_MS.load(Relaxed)
+}
+
+/// When coverage starts: the table that follows which iseqs find new
+/// counters, before the policy is on (the harness's own first inputs, the
+/// code run while it loads, count too).
+pub fn prepare() {
+    let _ = QUIET.get_or_init(|| {
+        let now = clock_ms();
+        NOW_MS.store(now, Relaxed);
+        Quiet {
+            entries: (0..CAPACITY)
+                .map(|_| Entry {
+                    body: AtomicUsize::new(0),
+                    encoded: AtomicUsize::new(0),
+                    last_new: AtomicU64::new(0),
+                    state: AtomicU8::new(ON),
+                })
+                .collect(),
+            quiet_ms: AtomicU64::new(0),
+            next_check: AtomicU64::new(0),
+            next_window: AtomicU64::new(0),
+            interval: AtomicU64::new(FIRST_INTERVAL_MS),
+            counts: Counts::default(),
+        }
+    });
+}
+
+/// `Ruzzy::Native._quiet_coverage(seconds, rebuild)`: switches iseqs quiet
+/// for `seconds` off from now on; `rebuild` (see [`iseq_trace::switch`])
+/// rebuilds one iseq's instructions. Returns nil when on, else why not.
+pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
+    use magnus::rb_sys::AsRawValue;
+    let Some(quiet) = QUIET.get() else {
+        return Some("coverage is not running".to_owned());
+    };
+    if !crate::coverage::location::precise() {
+        return Some("coverage locations come from the public API".to_owned());
+    }
+    if let Some(why) = iseq_trace::unavailable() {
+        return Some(why.to_owned());
+    }
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Some("off".to_owned());
+    }
+    if quiet.quiet_ms.load(Relaxed) == 0 {
+        REBUILD.store(rebuild.as_raw() as usize, Relaxed);
+        rb::register_gc_root(&REBUILD);
+    }
+    let now = clock_ms();
+    NOW_MS.store(now, Relaxed);
+    // What the harness reached while it loaded was not found by fuzzing:
+    // the quiet time counts from now.
+    for entry in quiet.entries.iter() {
+        entry.last_new.fetch_max(now, Relaxed);
+    }
+    quiet.next_check.store(now + CHECK_MS, Relaxed);
+    quiet
+        .quiet_ms
+        .store(((seconds * 1000.0) as u64).max(1), Relaxed);
+    None
+}
+
+impl Quiet {
+    fn find(&self, body: usize) -> Option<&Entry> {
+        let start = (body >> 4) ^ (body >> 20);
+        (0..PROBES)
+            .map(|i| &self.entries[(start + i) & (CAPACITY - 1)])
+            .take_while(|entry| entry.body.load(Relaxed) != 0)
+            .find(|entry| entry.body.load(Relaxed) == body)
+    }
+
+    fn find_or_add(&self, body: usize) -> Option<&Entry> {
+        let start = (body >> 4) ^ (body >> 20);
+        for i in 0..PROBES {
+            let entry = &self.entries[(start + i) & (CAPACITY - 1)];
+            match entry.body.load(Relaxed) {
+                0 => {
+                    entry.state.store(ON, Relaxed);
+                    entry.body.store(body, Relaxed);
+                    return Some(entry);
+                }
+                found if found == body => return Some(entry),
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// The hook: iseq `key` (body, instruction buffer) reached a counter for
+/// the first time in the process.
+#[cold]
+pub fn note_new(key: (usize, usize)) {
+    let Some(quiet) = QUIET.get() else { return };
+    if let Some(entry) = quiet.find_or_add(key.0) {
+        entry.encoded.store(key.1, Relaxed);
+        entry.last_new.store(NOW_MS.load(Relaxed), Relaxed);
+        if entry.state.load(Relaxed) == GONE {
+            entry.state.store(ON, Relaxed);
+        }
+    }
+}
+
+/// Whether the iseq whose body is at `body` is switched off (for the
+/// locator's cache, when it resolves an iseq).
+#[cold]
+pub fn switched_off(body: usize) -> bool {
+    QUIET
+        .get()
+        .and_then(|quiet| quiet.find(body))
+        .is_some_and(|entry| entry.state.load(Relaxed) == OFF)
+}
+
+/// The hook: a coverage event fired in iseq `key`, which the cache says is
+/// switched off.
+///
+/// # Safety
+/// Inside the event hook that `arg` was given to.
+#[cold]
+pub unsafe fn event_while_off(key: (usize, usize), arg: *mut rb_trace_arg_t) {
+    // SAFETY: by the caller's contract, a coverage event's live trace argument.
+    let events = unsafe { interpreter_layout::event_trace_events(arg) };
+    if events.is_some_and(|events| events & iseq_trace::COVERAGE_EVENTS == 0) {
+        return; // fired with another event on the same instruction
+    }
+    let Some(quiet) = QUIET.get() else { return };
+    if let Some(entry) = quiet.find(key.0) {
+        if entry.state.load(Relaxed) == OFF {
+            entry.state.store(ON, Relaxed);
+            entry.last_new.store(NOW_MS.load(Relaxed), Relaxed);
+            quiet.counts.on_elsewhere.fetch_add(1, Relaxed);
+        }
+    }
+    if let Some(locator) = locator::get() {
+        locator.mark(key, false);
+    }
+}
+
+/// Between inputs (the engine's lifecycle, before the target runs): the
+/// clock, and the policy twice a second.
+#[inline(always)]
+pub fn before_input() {
+    if let Some(quiet) = QUIET
+        .get()
+        .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)
+    {
+        let now = clock_ms();
+        NOW_MS.store(now, Relaxed);
+        if now >= quiet.next_check.load(Relaxed) {
+            quiet.run(now);
+        }
+    }
+}
+
+/// The tests' probe (`Ruzzy::Native._quiet_coverage_tick(ms)`): moves the
+/// policy's clock `ms` on and runs the policy as between two inputs.
+pub fn tick(ms: u64) {
+    SKEW_MS.fetch_add(ms, Relaxed);
+    if let Some(quiet) = QUIET.get() {
+        quiet.next_check.store(0, Relaxed);
+    }
+    before_input();
+}
+
+impl Quiet {
+    #[cold]
+    #[inline(never)]
+    fn run(&self, now: u64) {
+        self.next_check.store(now + CHECK_MS, Relaxed);
+        let quiet_ms = self.quiet_ms.load(Relaxed);
+        let next_window = self.next_window.load(Relaxed);
+        if next_window != 0 && now >= next_window {
+            self.open_window(now);
+            return;
+        }
+        let quiet = |entry: &Entry| {
+            entry.state.load(Relaxed) == ON
+                && now.saturating_sub(entry.last_new.load(Relaxed)) >= quiet_ms
+        };
+        if !self.entries.iter().any(&quiet) {
+            return;
+        }
+        for entry in self.entries.iter().filter(|entry| quiet(entry)) {
+            entry.state.store(PENDING, Relaxed);
+        }
+        self.switch(true);
+        if next_window == 0 {
+            self.next_window.store(now + FIRST_INTERVAL_MS, Relaxed);
+        }
+    }
+
+    /// Every switched-off iseq on again, for a window after which it is
+    /// quiet again unless it found something new.
+    fn open_window(&self, now: u64) {
+        let interval = self.interval.load(Relaxed);
+        let window = (interval / 10).max(MIN_WINDOW_MS);
+        for entry in self.entries.iter() {
+            if entry.state.load(Relaxed) == OFF {
+                entry.state.store(PENDING, Relaxed);
+            }
+        }
+        self.switch(false);
+        let quiet_again = (now + window).saturating_sub(self.quiet_ms.load(Relaxed));
+        for entry in self.entries.iter() {
+            if entry.state.load(Relaxed) == ON && entry.last_new.load(Relaxed) < quiet_again {
+                entry.last_new.store(quiet_again, Relaxed);
+            }
+        }
+        self.next_window.store(now + window + interval, Relaxed);
+        self.interval
+            .store((interval * 2).min(MAX_INTERVAL_MS), Relaxed);
+        self.counts.windows.fetch_add(1, Relaxed);
+    }
+
+    /// Switches every PENDING iseq off (`off`) or on; those not found in
+    /// the heap are GONE.
+    fn switch(&self, off: bool) {
+        let rebuild = REBUILD.load(Relaxed) as VALUE;
+        self.counts.batches.fetch_add(1, Relaxed);
+        iseq_trace::switch(
+            rebuild,
+            |body| {
+                self.find(body)
+                    .filter(|entry| entry.state.load(Relaxed) == PENDING)
+                    .map(|_| off)
+            },
+            |body, encoded, off, outcome| {
+                let Some(entry) = self.find(body) else { return };
+                let state = match (outcome, off) {
+                    (iseq_trace::Switched::Failed, _) => {
+                        self.counts.failed.fetch_add(1, Relaxed);
+                        STUCK
+                    }
+                    (switched, true) => {
+                        if switched == iseq_trace::Switched::Done {
+                            self.counts.switched_off.fetch_add(1, Relaxed);
+                        }
+                        OFF
+                    }
+                    (switched, false) => {
+                        if switched == iseq_trace::Switched::Done {
+                            self.counts.switched_on.fetch_add(1, Relaxed);
+                        }
+                        ON
+                    }
+                };
+                entry.state.store(state, Relaxed);
+                if let Some(locator) = locator::get() {
+                    locator.mark((body, encoded), state == OFF);
+                }
+            },
+        );
+        for entry in self.entries.iter() {
+            if entry.state.load(Relaxed) == PENDING {
+                entry.state.store(GONE, Relaxed);
+            }
+        }
+    }
+}
+
+/// Facts for `Ruzzy::Native._coverage_info`: (quiet seconds, iseqs off now,
+/// switched off, switched on, windows, switched on elsewhere, failed,
+/// batches); None when quiet coverage is not on.
+pub fn info() -> Option<[f64; 8]> {
+    let quiet = QUIET
+        .get()
+        .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)?;
+    let off = quiet
+        .entries
+        .iter()
+        .filter(|entry| entry.state.load(Relaxed) == OFF)
+        .count();
+    let counts = &quiet.counts;
+    Some([
+        quiet.quiet_ms.load(Relaxed) as f64 / 1000.0,
+        off as f64,
+        counts.switched_off.load(Relaxed) as f64,
+        counts.switched_on.load(Relaxed) as f64,
+        counts.windows.load(Relaxed) as f64,
+        counts.on_elsewhere.load(Relaxed) as f64,
+        counts.failed.load(Relaxed) as f64,
+        counts.batches.load(Relaxed) as f64,
+    ])
+}

@@ -1,0 +1,208 @@
+//! Switching the coverage events of single instruction sequences off and on
+//! again: the interpreter's side of quiet coverage (`coverage::quiet`).
+//!
+//! Ruby compiles a coverage event as a `trace_` variant of an instruction
+//! (vm_insnhelper.c `vm_trace`). `rb_iseq_trace_set(iseq, events)` (iseq.c,
+//! the same in 3.1.2, 3.3.8 and 3.4.5) stores `events` as the iseq's
+//! `global_trace_events` and turns the instructions of those events into
+//! `trace_` variants, but it keeps every `trace_` instruction there is
+//! (`encoded_iseq_trace_instrument(..., remain_current_trace = true)`): it
+//! can switch events on, never off. Only removing a targeted TracePoint
+//! (`iseq_remove_local_tracepoint`, through `TracePoint#disable`) rebuilds an
+//! iseq's instructions from scratch, from its local hooks' events and its
+//! `global_trace_events`. So an iseq's coverage is switched off in two
+//! steps: `rb_iseq_trace_set(iseq, its events minus the coverage events)`,
+//! then a TracePoint enabled on it (`enable(target:)`) and disabled at once
+//! (the caller's `rebuild` callable); every other event (a debugger's line
+//! events, a targeted TracePoint of the user's) stays. Switching on is
+//! `rb_iseq_trace_set` with the coverage events added.
+//!
+//! `rb_iseq_trace_set` and `rb_iseqw_new` are exported by libruby (3.1 to
+//! 3.4) but declared only in internal headers, and `rb_objspace_each_objects`
+//! (how the iseqs are found: Ruby's own `rb_iseq_trace_set_all` walks the
+//! heap the same way) is not in the public headers either: all three are
+//! looked up with `dlsym`, and quiet coverage is unavailable without them.
+//!
+//! Invariants: never inside an event hook (the caller runs between inputs,
+//! on the thread holding the GVL); the GC is disabled from the heap walk to
+//! the last switch, so the iseqs found stay where they are and alive; the
+//! `rebuild` callable runs under `rb_protect`.
+
+use crate::rb::{self, dl, interpreter_layout};
+use rb_sys::VALUE;
+use std::ffi::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// `RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH` (vm_core.h).
+pub const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
+
+type TraceSet = unsafe extern "C" fn(iseq: VALUE, events: u32);
+type IseqWrapper = unsafe extern "C" fn(iseq: VALUE) -> VALUE;
+type EachObjectsCallback = unsafe extern "C" fn(
+    start: *mut c_void,
+    end: *mut c_void,
+    stride: usize,
+    data: *mut c_void,
+) -> c_int;
+type EachObjects = unsafe extern "C" fn(callback: EachObjectsCallback, data: *mut c_void);
+
+struct Functions {
+    trace_set: TraceSet,
+    wrapper: IseqWrapper,
+    each_objects: EachObjects,
+}
+
+static FUNCTIONS: OnceLock<Option<Functions>> = OnceLock::new();
+
+fn functions() -> Option<&'static Functions> {
+    FUNCTIONS
+        .get_or_init(|| {
+            let trace_set = dl::lookup(c"rb_iseq_trace_set")?;
+            let wrapper = dl::lookup(c"rb_iseqw_new")?;
+            let each_objects = dl::lookup(c"rb_objspace_each_objects")?;
+            // SAFETY: the interpreter's own functions, with the signatures of
+            // iseq.c (`void rb_iseq_trace_set(const rb_iseq_t *, rb_event_flag_t)`,
+            // `VALUE rb_iseqw_new(const rb_iseq_t *)`) and gc.c
+            // (`void rb_objspace_each_objects(each_obj_callback *, void *)`).
+            unsafe {
+                Some(Functions {
+                    trace_set: std::mem::transmute::<*mut c_void, TraceSet>(trace_set),
+                    wrapper: std::mem::transmute::<*mut c_void, IseqWrapper>(wrapper),
+                    each_objects: std::mem::transmute::<*mut c_void, EachObjects>(each_objects),
+                })
+            }
+        })
+        .as_ref()
+}
+
+/// Why iseqs cannot be switched on this Ruby, or None when they can.
+pub fn unavailable() -> Option<&'static str> {
+    if interpreter_layout::NAME.is_none() {
+        Some("no interpreter layout for this Ruby")
+    } else if functions().is_none() {
+        Some("this Ruby does not export rb_iseq_trace_set, rb_iseqw_new and rb_objspace_each_objects")
+    } else {
+        None
+    }
+}
+
+/// What happened to one iseq asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switched {
+    /// Its coverage events are now as asked.
+    Done,
+    /// Its coverage events already were as asked.
+    Already,
+    /// It could not be switched off (the rebuild raised, or the events read
+    /// back are not the ones written); it was left as it was.
+    Failed,
+}
+
+/// Switches the coverage events of the live iseqs `wanted` picks (by the
+/// address of their body; Some(true): off, Some(false): on) and calls
+/// `done` with each one's body, instruction buffer, whether it was asked off,
+/// and the outcome. `rebuild` is a callable that enables a TracePoint on the
+/// `RubyVM::InstructionSequence` it is given and disables it again,
+/// answering false when Ruby refused. Returns false when this Ruby cannot
+/// switch iseqs ([`unavailable`]).
+pub fn switch(
+    rebuild: VALUE,
+    mut wanted: impl FnMut(usize) -> Option<bool>,
+    mut done: impl FnMut(usize, usize, bool, Switched),
+) -> bool {
+    let Some(functions) = functions() else {
+        return false;
+    };
+    if interpreter_layout::NAME.is_none() {
+        return false;
+    }
+    // SAFETY: between inputs with the GVL (module invariant); GC.disable
+    // answers whether it already was.
+    let was_disabled = unsafe { rb_sys::rb_gc_disable() } == rb_sys::Qtrue as VALUE;
+    let mut found: Vec<(VALUE, usize, usize, bool)> = Vec::new();
+    let mut visit = |value: VALUE| {
+        // SAFETY: a live slot handed over by the heap walk.
+        if let Some((body, encoded)) = unsafe { interpreter_layout::executable_iseq(value) } {
+            if let Some(off) = wanted(body) {
+                found.push((value, body, encoded, off));
+            }
+        }
+    };
+    // SAFETY: the walk calls `each_slot` with the heap's pages; `visit`
+    // lives across the call; it runs no Ruby code and allocates no Ruby object.
+    unsafe {
+        (functions.each_objects)(
+            each_slot,
+            &mut (&mut visit as &mut dyn FnMut(VALUE)) as *mut &mut dyn FnMut(VALUE) as *mut c_void,
+        )
+    };
+    for (iseq, body, encoded, off) in found {
+        // SAFETY: GC is off since the walk found `iseq`: it is alive and in place.
+        let outcome = unsafe { switch_one(functions, rebuild, iseq, off) };
+        done(body, encoded, off, outcome);
+    }
+    if !was_disabled {
+        // SAFETY: as above; GC was enabled before this call.
+        unsafe { rb_sys::rb_gc_enable() };
+    }
+    true
+}
+
+/// # Safety
+/// `iseq` is a live executable iseq (GC disabled since it was found).
+unsafe fn switch_one(functions: &Functions, rebuild: VALUE, iseq: VALUE, off: bool) -> Switched {
+    // SAFETY: by the caller's contract.
+    let events = unsafe { interpreter_layout::iseq_trace_events(iseq) };
+    if !off {
+        if events & COVERAGE_EVENTS == COVERAGE_EVENTS {
+            return Switched::Already;
+        }
+        // SAFETY: as above; only adds events, as `rb_iseq_trace_set_all` does.
+        unsafe { (functions.trace_set)(iseq, events | COVERAGE_EVENTS) };
+        return Switched::Done;
+    }
+    if events & COVERAGE_EVENTS == 0 {
+        return Switched::Already;
+    }
+    let quiet = events & !COVERAGE_EVENTS;
+    // SAFETY: as above; the instructions stay as they are until the rebuild.
+    unsafe { (functions.trace_set)(iseq, quiet) };
+    // SAFETY: as above.
+    if unsafe { interpreter_layout::iseq_trace_events(iseq) } != quiet {
+        // What the layout reads is not what Ruby wrote: put it back.
+        // SAFETY: as above.
+        unsafe { (functions.trace_set)(iseq, events) };
+        return Switched::Failed;
+    }
+    let rebuilt = rb::protect(|ruby| {
+        // SAFETY: as above; allocates the iseq's wrapper once (Ruby keeps it
+        // in the iseq).
+        let wrapper = unsafe { (functions.wrapper)(iseq) };
+        ruby.call(rebuild, rb::intern(c"call"), &[wrapper])
+    });
+    match rebuilt {
+        Ok(answer) if rb::value::truthy(answer) => Switched::Done,
+        _ => {
+            // SAFETY: as above: the events it had (its instructions were not rebuilt).
+            unsafe { (functions.trace_set)(iseq, events) };
+            Switched::Failed
+        }
+    }
+}
+
+/// The heap walk's callback: every slot of one page, to `data`'s closure.
+unsafe extern "C" fn each_slot(
+    start: *mut c_void,
+    end: *mut c_void,
+    stride: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: `data` is the closure `switch` passed, alive during the walk.
+    let visit = unsafe { &mut *(data as *mut &mut dyn FnMut(VALUE)) };
+    let mut slot = start as usize;
+    while slot < end as usize && stride > 0 {
+        visit(slot as VALUE);
+        slot += stride;
+    }
+    0
+}

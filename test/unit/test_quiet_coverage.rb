@@ -1,0 +1,226 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require "ruzzy/libfuzzer_args"
+
+# Quiet coverage (ext/ruzzy/src/coverage/quiet.rs): the coverage events of
+# a method that finds nothing new are switched off between inputs and on
+# again in a window; other TracePoints keep working; something else
+# switching coverage back on is noticed; switching in a loop with threads
+# and GC.compact neither crashes nor changes what the code computes.
+class TestQuietCoverage < Minitest::Test
+  TARGET = <<~RUBY
+    module Target
+      def self.busy(x)
+        if x > 5
+          x.even? ? :big_even : :big_odd
+        else
+          x.zero? ? :zero : :small
+        end
+      end
+
+      def self.rare(x) = x == 7 ? :seven : :other
+
+      def self.blocky(list) = list.map { |x| x.odd? ? x * 3 : x / 2 }.sum
+
+      def self.fresh(x) = x.positive? ? :pos : :neg
+    end
+  RUBY
+
+  PRELUDE = <<~RUBY
+    require "ruzzy"
+    Ruzzy::Coverage.start
+    require_relative "target"
+    def hits(&)
+      Ruzzy::Native._clear_counters
+      yield
+      Ruzzy::Native._counters_hit.size
+    end
+    def quiet_info = Ruzzy::Coverage.info.select { |key, _| key.to_s.start_with?("quiet_") }
+    10.times { |i| Target.busy(i); Target.rare(i); Target.blocky([i, i + 1]) }
+    on = Ruzzy::Coverage.quiet(10)
+  RUBY
+
+  def run_script(body)
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "target.rb"), TARGET)
+      File.write(File.join(dir, "script.rb"), PRELUDE + body)
+      result = ruby("script.rb", chdir: dir)
+      assert_exit 0, result
+      yield result.stdout.lines.to_h { |line| line.split("=", 2).then { |key, value| [key, eval(value)] } } # rubocop:disable Security/Eval -- our own output
+    end
+  end
+
+  def test_a_quiet_method_stops_counting_and_counts_again_in_a_window
+    run_script(<<~RUBY) do |out|
+      puts "on=\#{on.inspect}"
+      puts "before=\#{hits { Target.busy(3) }}"
+      Ruzzy::Native._quiet_coverage_tick(5_000)
+      puts "not_yet=\#{hits { Target.busy(3) }}"
+      Ruzzy::Native._quiet_coverage_tick(6_000)
+      puts "off=\#{hits { Target.busy(3); Target.busy(8); Target.blocky([1, 2]) }}"
+      puts "info_off=\#{quiet_info.inspect}"
+      Ruzzy::Native._quiet_coverage_tick(30_000)
+      puts "window=\#{hits { Target.busy(3) }}"
+      puts "info_window=\#{quiet_info.inspect}"
+      Ruzzy::Native._quiet_coverage_tick(3_000)
+      puts "after_window=\#{hits { Target.busy(3) }}"
+    RUBY
+      assert out["on"], "quiet coverage is on with RUBY_VERSION #{RUBY_VERSION}"
+      assert_operator out["before"], :>, 0
+      assert_equal out["before"], out["not_yet"], "5 s of quiet is not 10"
+      assert_equal 0, out["off"], "switched-off methods and blocks reach no counter"
+      assert_operator out["info_off"][:quiet_switched_off], :>=, 3
+      assert_equal out["info_off"][:quiet_switched_off], out["info_off"][:quiet_iseqs_off]
+      assert_equal out["before"], out["window"], "a window counts again"
+      assert_equal 0, out["info_window"][:quiet_iseqs_off]
+      assert_operator out["info_window"][:quiet_switched_on], :>=, 3
+      assert_equal 0, out["after_window"], "quiet again after the window"
+      assert_equal 0, out["info_window"][:quiet_failed]
+    end
+  end
+
+  def test_a_method_that_finds_something_new_stays_on
+    run_script(<<~RUBY) do |out|
+      Ruzzy::Native._quiet_coverage_tick(11_000)
+      Ruzzy::Native._quiet_coverage_tick(30_000) # a window: all on for 3 s
+      Target.busy(-1) # nothing new
+      Target.rare(3)
+      Target.fresh(1) # first called now: new counters
+      Ruzzy::Native._quiet_coverage_tick(4_000) # the window is over
+      puts "busy=\#{hits { Target.busy(3) }}"
+      puts "fresh=\#{hits { Target.fresh(2) }}"
+    RUBY
+      assert_equal 0, out["busy"]
+      assert_operator out["fresh"], :>, 0, "a method with new counters 4 s ago keeps counting"
+    end
+  end
+
+  TRACEPOINTS = <<~RUBY
+    Ruzzy::Native._quiet_coverage_tick(11_000)
+    off = quiet_info[:quiet_iseqs_off]
+    lines = 0
+    point = TracePoint.new(:line) { lines += 1 }
+    point.enable(target: Target.method(:busy)) { Target.busy(3) }
+    puts "targeted_lines=\#{lines}"
+    puts "still_off=\#{quiet_info[:quiet_iseqs_off] == off}"
+    puts "after_targeted=\#{hits { Target.busy(3) }}"
+    # A global line TracePoint, the first: Ruby recompiles every iseq with
+    # every event enabled so far, the coverage events too.
+    global_lines = 0
+    global = TracePoint.new(:line) { global_lines += 1 }
+    global.enable
+    on_again = hits { Target.busy(3) }
+    global.disable
+    puts "on_again=\#{on_again}"
+    puts "global_lines=\#{global_lines}"
+    puts "info=\#{quiet_info.inspect}"
+    Ruzzy::Native._quiet_coverage_tick(11_000)
+    puts "off_again=\#{hits { Target.busy(3) }}"
+    calls = []
+    call_point = TracePoint.new(:call) { |tp| calls << tp.method_id }
+    call_point.enable { Target.rare(1) }
+    puts "calls=\#{calls.inspect}"
+  RUBY
+
+  def test_other_tracepoints_keep_working_and_coverage_switched_on_elsewhere_is_noticed
+    run_script(TRACEPOINTS) do |out|
+      assert_operator out["targeted_lines"], :>, 0, "a targeted TracePoint fires in a switched-off method"
+      assert out["still_off"], "a targeted TracePoint does not switch coverage on"
+      assert_equal 0, out["after_targeted"]
+      assert_operator out["global_lines"], :>, 0
+      assert_operator out["on_again"], :>, 0, "a global TracePoint switched coverage on again"
+      assert_operator out["info"][:quiet_on_elsewhere], :>=, 1, "and ruzzy noticed"
+      assert_equal 0, out["off_again"], "then switched it off again once quiet"
+      assert_equal [:rare], out["calls"], "a global TracePoint fires in a switched-off method"
+    end
+  end
+
+  SWITCHING_LOOP = <<~RUBY
+    expected = ->(x) { x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small) }
+    stop = false
+    wrong = Queue.new
+    threads = 3.times.map do |t|
+      Thread.new do
+        i = t
+        until stop
+          x = i % 13
+          wrong << [x, Target.busy(x)] unless Target.busy(x) == expected.(x)
+          wrong << [:blocky, x] unless Target.blocky([x, x + 1]) == [x, x + 1].sum { |y| y.odd? ? y * 3 : y / 2 }
+          Target.rare(x)
+          i += 1
+          Thread.pass if i % 50 == 0
+        end
+      end
+    end
+    60.times do |round|
+      Ruzzy::Native._quiet_coverage_tick(round.even? ? 11_000 : 500_000)
+      GC.compact if round % 6 == 0 && GC.respond_to?(:compact)
+      GC.start if round % 6 == 3
+      Target.blocky((0..round).to_a)
+      sleep 0.005
+    end
+    stop = true
+    threads.each(&:join)
+    puts "wrong=\#{wrong.size}"
+    puts "info=\#{quiet_info.inspect}"
+  RUBY
+
+  def test_switching_in_a_loop_with_threads_and_compaction
+    run_script(SWITCHING_LOOP) do |out|
+      assert_equal 0, out["wrong"]
+      assert_operator out["info"][:quiet_switched_off], :>, 10
+      assert_operator out["info"][:quiet_switched_on], :>, 10
+      assert_equal 0, out["info"][:quiet_failed]
+    end
+  end
+
+  def test_public_api_locations_keep_every_event_on_and_say_why
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "target.rb"), TARGET)
+      File.write(File.join(dir, "script.rb"), "#{PRELUDE}puts on.inspect\n")
+      result = ruby("script.rb", chdir: dir, env: { "RUZZY_LOCATIONS" => "public" })
+      assert_exit 0, result
+      assert_equal "false\n", result.stdout
+      assert_match(/INFO: ruzzy: quiet coverage unavailable \(coverage locations come from the public API\): every /,
+                   result.stderr)
+    end
+  end
+
+  def test_libfuzzer_steps_that_read_coverage_as_a_fact_keep_every_event_on
+    assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -merge_control_file=/tmp/m -merge_inner=1 a b]).reads_coverage?
+    assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -minimize_crash_internal_step=1 crash]).reads_coverage?
+    refute Ruzzy::LibFuzzerArgs.new(%w[ruzzy -runs=10 -print_final_stats=1 corpus]).reads_coverage?
+  end
+
+  # A fuzzing run whose methods go quiet within a second: no crash, no
+  # finding, methods switched off; --no-quiet-coverage keeps them on.
+  def test_fuzzing_with_a_short_quiet_time
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "target.rb"), TARGET)
+      harness = write_harness(dir, <<~RUBY)
+        require_relative "target"
+        count = 0
+        Ruzzy.fuzz(lambda do |data|
+          x = data.bytesize
+          raise "wrong" unless Target.busy(x) == (x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small))
+          Target.rare(x)
+          Target.blocky(data.bytes.first(4))
+          GC.compact if (count += 1) % 5000 == 0 && GC.respond_to?(:compact)
+          File.write("info.txt", Ruzzy::Coverage.info.inspect) if count % 1000 == 0
+          nil
+        end)
+      RUBY
+      result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
+      assert_exit 0, result
+      assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)
+      assert_empty artifacts(dir)
+      info = eval(File.read(File.join(dir, "info.txt"))) # rubocop:disable Security/Eval -- our own output
+      assert_operator info[:quiet_switched_off], :>=, 2, info.inspect
+
+      off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir)
+      assert_exit 0, off
+      refute_match(/quiet coverage/, off.output)
+    end
+  end
+end
