@@ -15,7 +15,6 @@ require_relative "test_frameworks/fuzz_test"
 require_relative "cli/ci"
 require_relative "cli/oss_fuzz"
 require_relative "cli/build_ext"
-require_relative "cli/cov"
 require_relative "cli/findings"
 require_relative "cli/fuzz_test_commands"
 require_relative "cli/preloads"
@@ -24,6 +23,7 @@ require_relative "detectors"
 require_relative "user_code"
 require "rbconfig"
 
+# The `ruzzy` command (CLI), and `ruzzy cov` (Cov) loaded when it runs.
 module Ruzzy
   # The `ruzzy` command: `ruzzy [OPTIONS] HARNESS.rb [libFuzzer flags and corpus dirs]`.
   #
@@ -276,4 +276,9 @@ module Ruzzy
       end
     end
   end
+
+  # `ruzzy cov` is loaded only for itself: its report needs CGI, which a
+  # harness may fuzz, and a library loaded before coverage starts is never
+  # instrumented (test_coverage.rb).
+  autoload :Cov, File.expand_path("cli/cov", __dir__)
 end

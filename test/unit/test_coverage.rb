@@ -234,6 +234,29 @@ class TestCoverage < Minitest::Test
     end
   end
 
+  # Code compiled before coverage starts is never instrumented, so ruzzy
+  # loads no library a harness may fuzz before it: URI, CGI and Find stay
+  # unloaded until the harness requires them (`ruzzy HARNESS` and a harness
+  # that requires ruzzy and calls Ruzzy.trace), and URI's own lines are
+  # then counted (one line was, when the web requests loaded it first).
+  def test_libraries_a_harness_fuzzes_are_loaded_by_it_and_instrumented
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "harness.rb"), <<~RUBY)
+        preloaded = %w[uri cgi find].select { |lib| $LOADED_FEATURES.any? { |path| path.end_with?("/\#{lib}.rb") } }
+        warn "preloaded: \#{preloaded.inspect}"
+        require "uri"
+        Ruzzy.fuzz(->(data) { URI.parse(data) rescue nil; nil })
+      RUBY
+      File.write(File.join(dir, "tracer.rb"), %(require "ruzzy"\nRuzzy.trace("harness.rb")\n))
+      [ruzzy("harness.rb", "-runs=10", chdir: dir), ruby("-rruzzy", "tracer.rb", "-runs=10", chdir: dir)].each do |run|
+        assert_exit 0, run
+        assert_includes run.stderr, "preloaded: []\n"
+        lines = run.stderr[/edge counters for (\d+) lines and branch arms/, 1].to_i
+        assert_operator lines, :>, 1000, run.stderr
+      end
+    end
+  end
+
   def test_map_size_is_configurable
     in_tmpdir do |dir|
       _, info = replay(dir, options: "{ map_size: 1000 }")

@@ -1,7 +1,5 @@
 # frozen_string_literal: true
 
-require "find"
-
 module Ruzzy
   module Web
     # The names an app's own code mentions: its String literals that look
@@ -129,7 +127,9 @@ module Ruzzy
         found.uniq.sort.first(MAX_FILES)
       end
 
+      # Find is required here, not when ruzzy loads (see Session#uri).
       def walk(root, found)
+        require "find"
         Find.find(root) do |path|
           if File.directory?(path)
             Find.prune if path != root && SKIPPED.include?(File.basename(path))

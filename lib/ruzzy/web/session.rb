@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "json"
-require "uri"
 require_relative "request"
 
 module Ruzzy
@@ -90,6 +89,14 @@ module Ruzzy
         value.is_a?(Array) ? value.join("\n") : value
       end
 
+      # URI, required the first time a session needs it, not when ruzzy
+      # loads: a library ruzzy loaded before coverage started is never
+      # instrumented, and a harness may fuzz URI (test_coverage.rb).
+      def uri
+        require "uri"
+        ::URI
+      end
+
       def learn_cookies(headers)
         text = header(headers, "set-cookie")
         return unless text
@@ -98,7 +105,7 @@ module Ruzzy
           name, value = line.split(";", 2).first.to_s.split("=", 2)
           next unless name && value
 
-          @cookies[name.strip] = ::URI.decode_www_form_component(value.strip)
+          @cookies[name.strip] = uri.decode_www_form_component(value.strip)
         rescue ArgumentError
           @cookies[name.strip] = value.strip
         end
