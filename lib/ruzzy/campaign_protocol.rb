@@ -28,7 +28,7 @@ module Ruzzy
     REPEAT_TIMEOUT = 2
 
     # How long before libFuzzer's -timeout a worker's hang watch stops an
-    # input (HangWatch): one stopped that late ran for the whole hang
+    # input (Engine::HangWatch): one stopped that late ran for the whole hang
     # threshold as far as the worker could tell (HangCheck checks it even
     # when its loop's other inputs finished).
     WATCH_MARGIN = 0.5

@@ -185,7 +185,7 @@ class TestApi < Minitest::Test
   # Ruzzy::Error, so `rescue Ruzzy::Error` catches them all; the classes of
   # findings (what the target did: a detector's report, a hang, a failed
   # typed input, a server error response) are not.
-  FINDING_CLASSES = %w[Ruzzy::Detectors::Report Ruzzy::Campaign::HangWatch::InputTimeout
+  FINDING_CLASSES = %w[Ruzzy::Detectors::Report Ruzzy::Findings::InputTimeout
                        Ruzzy::FuzzTest::InputFailure Ruzzy::Web::ServerErrorResponse].freeze
 
   def test_every_error_class_of_ruzzy_is_a_ruzzy_error

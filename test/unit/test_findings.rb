@@ -3,6 +3,7 @@
 require_relative "../test_helper"
 require "ruzzy/findings/store"
 require "ruzzy/findings/report"
+require "ruzzy/engine/hang_trace"
 require "ruzzy/cli/findings"
 require "stringio"
 
@@ -186,7 +187,7 @@ class TestFindings < Minitest::Test
     end
     stop = [false]
     thread = Thread.new { helpers.spin(stop) }
-    trace = Ruzzy::Campaign::HangTrace.new(thread)
+    trace = Ruzzy::Engine::HangTrace.new(thread)
     sleep 0.05
     refute trace.follow(1)
     assert trace.follow(1), "following the same input goes on"

@@ -38,7 +38,6 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy::Campaign::Worker.count" => "nil, Class.new { def value(_name) = nil }.new",
     "Ruzzy::Campaign::WorkerOutput.named" => "'/nonexistent', []",
     "Ruzzy::Campaign.parse_reached" => "'x'",
-    "Ruzzy::Campaign::HangWatch.loop_frames" => "",
     # cli/
     "Ruzzy::Cov::NativeCoverage.parse" => "''",
     "Ruzzy::Cov::ProgressPlot.from" => "'/nonexistent'",
@@ -65,6 +64,7 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy::Detectors::XXE.before" => "'<a/>', nil",
     # engine/
     "Ruzzy::Engine::Choice.canonical" => "'libfuzzer'",
+    "Ruzzy::Engine::HangWatch.loop_frames" => "",
     "Ruzzy::Relaunch.shell" => "['ruby', 'a b.rb']",
     # error.rb, exit_status.rb, settings.rb, finding_kinds.rb and the
     # other facts
@@ -87,6 +87,7 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy::LiteralDictionary.environment_setting" => "",
     # findings/
     "Ruzzy::Findings.context" => "",
+    "Ruzzy::Findings::NoHangWatch.ready_to_name?" => "",
     "Ruzzy::ExpectedExceptions.from_command_line" => "'ArgumentError'",
     "Ruzzy::Findings::BugShape.cycle" => "%w[a b]",
     "Ruzzy::Findings::Identity.of_report" => "'==1== ERROR: libFuzzer: deadly signal'",

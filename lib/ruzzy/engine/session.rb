@@ -2,7 +2,7 @@
 
 # Every file of lib/ruzzy/engine/ stands on one floor (docs/architecture.md); this line is theirs:
 # May use: campaign_protocol, default_args, detectors, error, extensions, feedback, findings, gen,
-# libfuzzer_args, native, own_files, platforms, sanitizers, settings.
+# libfuzzer_args, native, own_files, platforms, sanitizers, settings, user_code.
 
 require "digest/sha1"
 require "shellwords"
@@ -11,7 +11,7 @@ require_relative "relaunch"
 require_relative "../findings/expected_exceptions"
 require_relative "../findings/store"
 require_relative "../campaign_protocol"
-require_relative "../findings/hang_watch"
+require_relative "hang_watch"
 require_relative "../extensions/loaded_check"
 require_relative "../engine/choice"
 require_relative "../settings"
@@ -96,9 +96,7 @@ module Ruzzy
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
       Findings.context = findings_context
-      unless args.runs_children?
-        Campaign::HangWatch.start(args.timeout, findings: @findings, hang_group: Findings::Report.method(:hang_group))
-      end
+      Engine::HangWatch.start(args.timeout, findings: @findings) unless args.runs_children?
       run_driver(target, args, mutator, crossover)
     end
 
@@ -156,7 +154,7 @@ module Ruzzy
     def findings_context
       Findings::Context.new(store: @findings, expected: expected_exceptions, input_description:,
                             libfuzzer_args: @libfuzzer_args, engine_writes_artifacts: engine_writes_artifacts?,
-                            command_line:, minimise_command_line:)
+                            command_line:, minimise_command_line:, hang_watch: Engine::HangWatch)
     end
 
     def callable?(object)

@@ -28,8 +28,14 @@ module Ruzzy
     # way).
     # +command_line+, +minimise_command_line+: the shell commands that
     # start the harness again, and that minimise a finding.
+    # +hang_watch+: the run's watch for hangs in Ruby code, which stands
+    # above Findings and is asked through this, never named: it answers
+    # loop_frames (the frames the running input's hang stayed in, or nil),
+    # ready_to_name? (whether they can be named now, at Ruby's safe point
+    # after libFuzzer's alarm) and learn(groups) (hangs were filed: stop
+    # their repeats sooner), as NoHangWatch does for a run without one.
     Context = Struct.new(:store, :expected, :input_description, :libfuzzer_args, :engine_writes_artifacts,
-                         :command_line, :minimise_command_line, keyword_init: true) do
+                         :command_line, :minimise_command_line, :hang_watch, keyword_init: true) do
       # Where the engine writes the artifact of a finding of +kind+ (a key
       # of KINDS: :crash, :slow_unit...) for an input whose SHA-1 is
       # +sha1+. -exact_artifact_path, meant for the one finding that ends
@@ -70,12 +76,29 @@ module Ruzzy
       @context = context
     end
 
+    # The hang watch of a run that has none (Context#hang_watch): no hang
+    # followed, none to stop sooner.
+    module NoHangWatch
+      module_function
+
+      # No frames were followed: the frames of the moment name the hang.
+      def loop_frames = nil
+
+      # Nothing to wait for: a hang is named at once.
+      def ready_to_name? = true
+
+      # Nothing to stop sooner.
+      def learn(_groups) = nil
+    end
+
     class Context
       # The context before a run hands its own over: no campaign, no
-      # expected exceptions, libFuzzer's defaults, this program's name.
+      # expected exceptions, libFuzzer's defaults, this program's name, no
+      # hang watch.
       NONE = new(store: nil, expected: ExpectedExceptions.new(nil), input_description: nil,
                  libfuzzer_args: LibFuzzerArgs.new([$PROGRAM_NAME]), engine_writes_artifacts: true,
-                 command_line: $PROGRAM_NAME.shellescape, minimise_command_line: $PROGRAM_NAME.shellescape).freeze
+                 command_line: $PROGRAM_NAME.shellescape, minimise_command_line: $PROGRAM_NAME.shellescape,
+                 hang_watch: NoHangWatch).freeze
     end
   end
 end

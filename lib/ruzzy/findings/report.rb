@@ -1,14 +1,14 @@
 # frozen_string_literal: true
 
 # Every file of lib/ruzzy/findings/ stands on one floor (docs/architecture.md); this line is theirs:
-# May use: campaign_protocol, detectors, error, exit_status, finding_kinds, libfuzzer_args, native, own_files,
-# settings, shown_duration, user_code.
+# May use: campaign_protocol, detectors, error, exit_status, finding_kinds, libfuzzer_args, own_files, settings,
+# shown_duration, user_code.
 
 require "shellwords"
 require_relative "../error"
 require_relative "../shown_duration"
 require_relative "../campaign_protocol"
-require_relative "hang_watch"
+require_relative "input_timeout"
 require_relative "store"
 require_relative "../finding_kinds"
 require_relative "ruby_frames"
@@ -23,8 +23,8 @@ module Ruzzy
     # process ends (an abort handled by libFuzzer for a finding, a plain exit for
     # a broken harness), and asks ignored? for every exception the target raises
     # when some are expected. What it needs of the run (the findings
-    # directory, the expected exceptions, where artifacts go) is
-    # Findings.context, handed over once as fuzzing starts.
+    # directory, the expected exceptions, where artifacts go, the hang
+    # watch) is Findings.context, handed over once as fuzzing starts.
     module Report
       # Frames of the token that identifies a finding.
       DEDUP_FRAMES = Outcome::DEDUP_FRAMES
@@ -39,7 +39,7 @@ module Ruzzy
       # In a campaign (`ruzzy --keep-going`) the finding is recorded in the
       # findings directory instead and nil is returned: fuzzing goes on.
       def report_exception(error, input = nil)
-        return record_hang(error, input) if error.is_a?(Campaign::HangWatch::InputTimeout) && input
+        return record_hang(error, input) if error.is_a?(InputTimeout) && input
 
         text, outcome = describe(error, input)
         store = Findings.context.store
@@ -78,14 +78,15 @@ module Ruzzy
         nil
       end
 
-      # A campaign's hang watch stopped a hang in Ruby code. It ran for less
-      # than the campaign's hang threshold, so it is a suspect, not a
-      # finding (Findings::Suspects): the supervisor runs it alone with the
-      # threshold, and files it only if it runs over. Its group (named by the
-      # frames the hang stayed in, those of its loop, see
-      # Campaign::HangTrace, as libFuzzer's timeout names it) is a hang's
-      # until then: later inputs in that loop are stopped sooner. Its report
-      # is printed with the first suspect of its group this worker keeps.
+      # A campaign's hang watch stopped a hang in Ruby code (+error+, an
+      # InputTimeout). It ran for less than the campaign's hang threshold,
+      # so it is a suspect, not a finding (Findings::Suspects): the
+      # supervisor runs it alone with the threshold, and files it only if it
+      # runs over. Its group (named by the frames the hang stayed in, those
+      # of its loop, as libFuzzer's timeout names it) is a hang's until
+      # then: the watch learns it (Context#hang_watch), and stops later
+      # inputs in that loop sooner. Its report is printed with the first
+      # suspect of its group this worker keeps.
       #
       # Its group is read from its report's frames, in sanitizer form: the
       # rule that names a hang libFuzzer's timeout reports in another
@@ -93,8 +94,9 @@ module Ruzzy
       def record_hang(error, input)
         text = hang_report(error.seconds, error.loop_frames, error.backtrace || [], known: error.known)
         group = Identity.of_report(text).group
-        Campaign::HangWatch.learn([group])
-        if Findings.context.store.suspects.offer(group, input, error.seconds)
+        run = Findings.context
+        run.hang_watch.learn([group])
+        if run.store.suspects.offer(group, input, error.seconds)
           $stderr.write(text, "==ruzzy== suspected hang #{group} (#{input.bytesize} bytes): " \
                               "it is filed only if it runs over the hang threshold alone\n")
           $stderr.flush
@@ -128,28 +130,28 @@ module Ruzzy
       def current_backtrace = RubyFrames.target_frames(caller).reverse.map { |frame| "\tfrom #{frame}\n" }.join
 
       # The running target's frames in the same form (those of the hang's
-      # loop first, when the hang watch followed it), and the timeout's
+      # loop first, when the run's hang watch followed it), and the timeout's
       # identity as a DEDUP_TOKEN line (a timeout, reported at Ruby's next
       # safe point).
       def current_frames
-        frames = hang_frames(Campaign::HangWatch.loop_frames, caller)
+        frames = hang_frames(Findings.context.hang_watch.loop_frames, caller)
         "#{frames}DEDUP_TOKEN: #{Identity.frames(frames).first(DEDUP_FRAMES).join("--")}\n"
       end
 
       # Asked at Ruby's safe point after libFuzzer's alarm, before the
-      # timeout is reported: whether the hang's frames can be named
-      # (Campaign::HangWatch.ready_to_name?); the report waits for the next
-      # alarm when not.
-      def hang_followed? = Campaign::HangWatch.ready_to_name?
+      # timeout is reported: whether the hang's frames can be named (the
+      # run's hang watch says, Context#hang_watch); the report waits for the
+      # next alarm when not.
+      def hang_followed? = Findings.context.hang_watch.ready_to_name?
 
       # Frames of where a hang was stopped that its report shows.
       STOPPED_FRAMES = 6
 
-      # The frames of a hang in sanitizer form (RubyFrames): those of
-      # its loop (Campaign::HangTrace#finish), or (when they are not known)
-      # those of +stopped_at+ (a Ruby backtrace), each method once, at its
-      # outermost call; then, when they differ, the
-      # innermost frames it was stopped at.
+      # The frames of a hang in sanitizer form (RubyFrames): those of its
+      # loop (+loop_frames+, as the hang watch followed it), or (when they
+      # are not known) those of +stopped_at+ (a Ruby backtrace), each method
+      # once, at its outermost call; then, when they differ, the innermost
+      # frames it was stopped at.
       def hang_frames(loop_frames, stopped_at)
         frames = RubyFrames.without_recursion(RubyFrames.target_frames(loop_frames || stopped_at))
         text = RubyFrames.sanitizer_frames(frames)

@@ -11,7 +11,7 @@ module Ruzzy
     # it runs over the threshold alone (Campaign::HangCheck runs it), and
     # then its group is named by that run. An input stopped after 0.1 s in
     # the loop of a hang found before, or after 0.5 s anywhere once a hang
-    # was found (Campaign::HangWatch), or by libFuzzer's alarm in a worker
+    # was found (the worker's hang watch), or by libFuzzer's alarm in a worker
     # given a shorter -timeout, may finish a moment later: filed as it was,
     # it would be a finding that is not one.
     #

@@ -10,7 +10,12 @@
 //! `LLVMFuzzerRunDriver` of the chosen [`crate::process::libfuzzer`].
 //!
 //! Invariants:
-//! - the driver starts at most once per process (libFuzzer cannot run twice);
+//! - the driver starts at most once per process (libFuzzer cannot run twice):
+//!   `STARTED` is claimed before anything is wired, and given back in one
+//!   place, [`fuzz`], when [`set_up_run`] refuses the run (custom mutators
+//!   the engine cannot call, a typed target's schema that does not register,
+//!   LibAFL that would not see ruzzy's coverage), so that a corrected call
+//!   may start; once the process is prepared for the engine it stays claimed;
 //! - argv strings are leaked on purpose: libFuzzer keeps pointers into them
 //!   for the rest of the process;
 //! - nothing here runs per input (see [`crate::engine::callback`]).
@@ -19,7 +24,8 @@ use crate::coverage::hook;
 use crate::engine::{blind_map, callback, signals, value_profile_gate};
 use crate::error::{tagged, Tag};
 use crate::input::{custom_mutator, structured};
-use crate::process::{libfuzzer, target_state};
+use crate::process::libfuzzer::{self, Engine};
+use crate::process::target_state;
 use magnus::{
     rb_sys::AsRawValue, value::ReprValue, Error, RArray, RString, Ruby, TryConvert, Value,
 };
@@ -56,11 +62,27 @@ pub fn fuzz(
     crossover: Value,
     schema: Value,
 ) -> Result<i64, Error> {
-    let argv = c_strings(ruby, args.funcall("to_a", ())?)?;
-    let timeout: u64 = args.funcall("timeout", ())?;
-    let runs_children: bool = args.funcall("runs_children?", ())?;
-    let value_profile: bool = args.funcall("value_profile?", ())?;
+    let flags = Flags::read(ruby, args)?;
     crate::ruby_classes::check(ruby)?;
+    claim_start(ruby)?;
+    let engine = libfuzzer::get();
+    let mutators = Mutators {
+        mutator,
+        crossover,
+        schema,
+    };
+    if let Err(refused) = set_up_run(ruby, engine, target, ignoring, &mutators, flags.timeout) {
+        // The one place the claim is given back: the engine was not
+        // started, nor the process prepared for it.
+        STARTED.store(false, Ordering::SeqCst);
+        return Err(refused);
+    }
+    prepare_process(engine, flags.runs_children, flags.value_profile);
+    run_engine(engine, args, flags.argv)
+}
+
+/// Claims the process's one start (`STARTED`), or refuses a second one.
+fn claim_start(ruby: &Ruby) -> Result<(), Error> {
     if STARTED.swap(true, Ordering::SeqCst) {
         return Err(tagged(
             ruby,
@@ -69,25 +91,86 @@ pub fn fuzz(
                 .to_owned(),
         ));
     }
+    Ok(())
+}
 
-    let engine = libfuzzer::get();
-    let customised = !mutator.is_nil() || !crossover.is_nil();
+/// libFuzzer's flags, as `Ruzzy::LibFuzzerArgs` read them.
+struct Flags {
+    /// The argument list, program name first.
+    argv: Vec<CString>,
+    /// `-timeout` in seconds (0: none).
+    timeout: u64,
+    /// `-jobs`/`-workers`: libFuzzer runs children instead of fuzzing here.
+    runs_children: bool,
+    /// `-use_value_profile=1`.
+    value_profile: bool,
+}
+
+impl Flags {
+    /// Asks `args` (a `Ruzzy::LibFuzzerArgs`) for each, in this order.
+    fn read(ruby: &Ruby, args: Value) -> Result<Self, Error> {
+        Ok(Self {
+            argv: c_strings(ruby, args.funcall("to_a", ())?)?,
+            timeout: args.funcall("timeout", ())?,
+            runs_children: args.funcall("runs_children?", ())?,
+            value_profile: args.funcall("value_profile?", ())?,
+        })
+    }
+}
+
+/// The harness's custom mutator and crossover (nil: none) and its typed
+/// target's schema (nil: a byte target). Held on the stack only.
+struct Mutators {
+    mutator: Value,
+    crossover: Value,
+    schema: Value,
+}
+
+/// Wires what runs per input (the mutators, the target, the timeout
+/// state), prints the engine's `INFO:` lines, and refuses a run the engine
+/// could not do. Its error is a refused start: [`fuzz`] gives the claim on
+/// the process back.
+fn set_up_run(
+    ruby: &Ruby,
+    engine: &Engine,
+    target: Value,
+    ignoring: bool,
+    mutators: &Mutators,
+    timeout: u64,
+) -> Result<(), Error> {
+    register_mutators(ruby, engine, mutators)?;
+    callback::install_target(target.as_raw(), ignoring);
+    target_state::configure(timeout);
+    announce(engine, timeout);
+    check_libafl_sees_coverage(ruby, engine)
+}
+
+/// Hands the custom mutator and crossover, or else the structure-aware
+/// mutator of a typed target, to the engine; refuses custom ones an engine
+/// without custom mutator hooks would never call (a preloaded libFuzzer
+/// ruzzy did not build, LibAFL's runtime), and says when a typed target's
+/// inputs are mutated as bytes for the same reason.
+fn register_mutators(ruby: &Ruby, engine: &Engine, mutators: &Mutators) -> Result<(), Error> {
+    let Mutators {
+        mutator,
+        crossover,
+        schema,
+    } = *mutators;
     let preloaded = matches!(engine.origin, libfuzzer::Origin::Preloaded { .. });
     let hooks = !preloaded || custom_mutator::preload_takes_mutators();
     let libafl = engine.is_libafl();
-    if customised && !hooks {
-        STARTED.store(false, Ordering::SeqCst);
-        let message = if libafl {
-            "custom mutators and crossover do not run under the libafl engine (yet); use the \
-             libfuzzer engine"
-        } else {
-            "custom mutators and crossover need ruzzy's bundled libFuzzer or a sanitizer preload \
-             ruzzy built; this preloaded libFuzzer has no custom mutator hooks (rebuild the \
-             preloads: gem pristine ruzzy)"
-        };
-        return Err(tagged(ruby, Tag::InvalidArguments, message.to_owned()));
-    }
     if !hooks {
+        if !mutator.is_nil() || !crossover.is_nil() {
+            let message = if libafl {
+                "custom mutators and crossover do not run under the libafl engine (yet); use the \
+                 libfuzzer engine"
+            } else {
+                "custom mutators and crossover need ruzzy's bundled libFuzzer or a sanitizer preload \
+                 ruzzy built; this preloaded libFuzzer has no custom mutator hooks (rebuild the \
+                 preloads: gem pristine ruzzy)"
+            };
+            return Err(tagged(ruby, Tag::InvalidArguments, message.to_owned()));
+        }
         if !schema.is_nil() {
             let _ =
                 writeln!(
@@ -98,17 +181,17 @@ pub fn fuzz(
             );
         }
     } else if mutator.is_nil() {
-        if let Err(error) = structured::register(ruby, schema) {
-            STARTED.store(false, Ordering::SeqCst);
-            return Err(error);
-        }
+        structured::register(ruby, schema)?;
     }
     custom_mutator::register(mutator.as_raw(), crossover.as_raw(), engine.mutate);
     if preloaded && hooks {
         custom_mutator::hand_to_preload();
     }
-    callback::install_target(target.as_raw(), ignoring);
-    target_state::configure(timeout);
+    Ok(())
+}
+
+/// The `INFO:` lines: which libFuzzer runs, and the per-input timeout.
+fn announce(engine: &Engine, timeout: u64) {
     let _ = writeln!(std::io::stderr(), "{}", engine.describe());
     let _ = match timeout {
         0 => writeln!(
@@ -120,10 +203,14 @@ pub fn fuzz(
             "INFO: ruzzy: an input running longer than {secs} s is a timeout (-timeout=N to change)"
         ),
     };
-    if let (Some(mismatch), true) = (&engine.mismatch, libafl) {
-        // LibAFL's runtime would stop with "No maps available".
-        STARTED.store(false, Ordering::SeqCst);
-        return Err(tagged(
+}
+
+/// Refuses LibAFL's runtime when ruzzy's coverage would register in
+/// another library than the one that runs the driver: it would stop with
+/// "No maps available".
+fn check_libafl_sees_coverage(ruby: &Ruby, engine: &Engine) -> Result<(), Error> {
+    match &engine.mismatch {
+        Some(mismatch) if engine.is_libafl() => Err(tagged(
             ruby,
             Tag::EngineUnavailable,
             format!(
@@ -131,8 +218,18 @@ pub fn fuzz(
                  runtime in front of any other fuzzing or sanitizer library (ruzzy --engine=libafl \
                  arranges it, --sanitizer=address included)"
             ),
-        ));
+        )),
+        _ => Ok(()),
     }
+}
+
+/// Prepares the process for the engine, once the run is accepted: UBSan's
+/// reports under LibAFL, a warning when coverage would be invisible, the
+/// signal handlers, the value-profile gate, the findings' flush at exit,
+/// and the coverage map (a one-counter one for LibAFL when Ruby's
+/// coverage is off).
+fn prepare_process(engine: &Engine, runs_children: bool, value_profile: bool) {
+    let libafl = engine.is_libafl();
     if libafl {
         crate::findings::reproduce::register_with_ubsan_under_libafl();
     }
@@ -149,30 +246,38 @@ pub fn fuzz(
     if !hook::register() && libafl {
         blind_map::register(engine);
     }
+}
 
-    let replay: Vec<String> = if libafl {
+/// Runs the engine: under LibAFL, the files given alone are replayed by
+/// ruzzy ([`replay_files`]); else libFuzzer's driver takes over. Returns
+/// the status when either returns.
+fn run_engine(engine: &Engine, args: Value, argv: Vec<CString>) -> Result<i64, Error> {
+    let replay: Vec<String> = if engine.is_libafl() {
         args.funcall("replay_files", ())?
     } else {
         Vec::new()
     };
-    if !replay.is_empty() {
-        target_state::set_driver_running(true);
-        let status = replay_files(&replay);
-        target_state::set_driver_running(false);
-        return Ok(i64::from(status));
-    }
+    target_state::set_driver_running(true);
+    let status = if replay.is_empty() {
+        run_driver(engine, argv)
+    } else {
+        replay_files(&replay)
+    };
+    target_state::set_driver_running(false);
+    Ok(i64::from(status))
+}
 
+/// Calls the chosen libFuzzer's `LLVMFuzzerRunDriver` with `argv`, leaked:
+/// libFuzzer keeps pointers into it for the rest of the process.
+fn run_driver(engine: &Engine, argv: Vec<CString>) -> c_int {
     let mut argc = argv.len() as c_int;
     let mut pointers: Vec<*mut c_char> = argv.into_iter().map(CString::into_raw).collect();
     pointers.push(std::ptr::null_mut());
     let mut argv_ptr = pointers.leak().as_mut_ptr();
-    target_state::set_driver_running(true);
     // SAFETY: argc/argv describe NUL-terminated strings that live forever
     // (leaked above); the callback has the signature libFuzzer expects. We
     // hold the GVL, and the callback runs on this same thread.
-    let status = unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) };
-    target_state::set_driver_running(false);
-    Ok(i64::from(status))
+    unsafe { (engine.run_driver)(&mut argc, &mut argv_ptr, callback::test_one_input) }
 }
 
 /// Runs the target once on each file, as libFuzzer does when given only

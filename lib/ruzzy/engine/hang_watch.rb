@@ -4,15 +4,18 @@ require_relative "../campaign_protocol"
 require_relative "hang_trace"
 require_relative "../user_code"
 require_relative "../native"
+require_relative "../findings/input_timeout"
+require_relative "../findings/report"
 
 module Ruzzy
-  module Campaign
+  module Engine
     # A campaign worker's watch for hangs in Ruby code: a thread that, when
-    # the running input has taken almost -timeout, raises InputTimeout in
-    # the fuzzing thread. The frames the hang stayed in make its report
-    # (HangTrace follows the input's last TRACE_SECONDS for them), the
-    # input is kept as a suspect (Findings::Suspects: the supervisor files
-    # it only if it runs over the threshold alone), and the worker goes on
+    # the running input has taken almost -timeout, raises
+    # Findings::InputTimeout in the fuzzing thread. The frames the hang
+    # stayed in make its report (HangTrace follows the input's last
+    # TRACE_SECONDS for them), Findings::Report keeps the input as a suspect
+    # (Findings::Suspects: the supervisor files it only if it runs over the
+    # threshold alone), and the worker goes on
     # instead of being ended by libFuzzer's timeout (which still ends a hang
     # in C code, which never comes back to Ruby to take the exception).
     # Once a hang was found or suspected (by this worker, or in the findings
@@ -30,6 +33,11 @@ module Ruzzy
     # Ruby's safe point, Findings::Report.current_frames) names the hang by the same
     # frames, so a replayed hang is the group the campaign filed.
     #
+    # The road goes down only: the watch calls Findings (Report.hang_group
+    # names a hang's group), and Findings asks the watch what it followed
+    # (loop_frames, ready_to_name?) and tells it what hang it filed (learn)
+    # through the Findings::Context the Session hands it, never by name.
+    #
     # The thread checks while it holds the GVL, which the fuzzing thread
     # gives up only inside the target (at Ruby's safe points or blocking
     # calls): the exception lands in the input that overran. A thread that
@@ -41,22 +49,6 @@ module Ruzzy
     # thread prints, every REACH_SECONDS, the lines and edges the coverage reached
     # (Campaign.reached_line) for the supervisor's status line.
     module HangWatch
-      # Raised in the target when it overruns; not a StandardError, so a
-      # target's `rescue => e` does not swallow it.
-      class InputTimeout < Exception # rubocop:disable Lint/InheritException -- must pass through rescue => e
-        # The limit, the frames the hang stayed in (HangTrace#finish;
-        # nil: unknown, the exception's backtrace stands in), and whether
-        # they are a known hang's (stopped after KNOWN_SECONDS).
-        attr_reader :seconds, :loop_frames, :known
-
-        def initialize(seconds, loop_frames = nil, known: false)
-          @seconds = seconds
-          @loop_frames = loop_frames
-          @known = known
-          super("the fuzz target ran for #{seconds} s")
-        end
-      end
-
       # The limit once a hang was found: 2,000 times a slow input's 250 µs.
       REPEAT_SECONDS = 0.5
       # How often it looks.
@@ -83,15 +75,13 @@ module Ruzzy
       # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
       # campaign's worker (+findings+, its Findings::Store), stopping hangs
       # (sooner from the first input when one is on file); else only
-      # following them for libFuzzer's report. +hang_group+ gives the group
-      # of a hang that stayed in some frames (Findings::Report.hang_group).
-      def start(seconds, findings: nil, hang_group: nil)
+      # following them for libFuzzer's report.
+      def start(seconds, findings: nil)
         return if seconds <= 0 || @thread
 
         @findings = findings
-        @hang_group = hang_group
         @known = []
-        @limit = findings ? [seconds - WATCH_MARGIN, seconds / 2.0].max : seconds
+        @limit = findings ? [seconds - Campaign::WATCH_MARGIN, seconds / 2.0].max : seconds
         learn(findings.hang_groups) if findings
         fuzzing = Thread.current
         fuzzing.priority = FUZZING_PRIORITY
@@ -126,7 +116,8 @@ module Ruzzy
       end
 
       # Hangs were found or suspected (+groups+, their Findings::Identity
-      # groups): later ones are stopped sooner, repeats of these soonest.
+      # groups; Findings::Report tells of each it files): later ones are
+      # stopped sooner, repeats of these soonest.
       def learn(groups)
         return if @limit.nil? || (groups - @known).empty?
 
@@ -172,7 +163,7 @@ module Ruzzy
           end
 
           raised = overdue
-          fuzzing.raise(InputTimeout.new(limit, @trace.finish(overdue)))
+          fuzzing.raise(Findings::InputTimeout.new(limit, @trace.finish(overdue)))
         end
       end
 
@@ -190,16 +181,17 @@ module Ruzzy
 
       # On the fuzzing thread (HangTrace's check): stops +input+ when it
       # has run KNOWN_SECONDS and the frames it stayed in (+frames+) make
-      # a known hang's group. Frames found not to be are remembered.
+      # a known hang's group (Findings::Report.hang_group). Frames found not
+      # to be are remembered.
       def stop_known(input, frames)
         return if frames.nil? || frames == @not_known || Ruzzy::Native._overdue_input(KNOWN_SECONDS) != input
 
-        unless @known.include?(@hang_group.call(frames))
+        unless @known.include?(Findings::Report.hang_group(frames))
           @not_known = frames
           return
         end
         @trace.finish(input)
-        raise InputTimeout.new(KNOWN_SECONDS, frames, known: true)
+        raise Findings::InputTimeout.new(KNOWN_SECONDS, frames, known: true)
       end
     end
   end

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 module Ruzzy
-  module Campaign
+  module Engine
     # The frames a hang is stuck in: those that stay on the fuzzing
     # thread's stack while an overdue input runs on. A hang is a loop; the
     # methods its body calls come and go, and whichever one the alarm
