@@ -840,7 +840,7 @@ module Bench
   # coverage (`ruzzy cov`).
   def quiet_reach
     rows = PARSERS.product(SEEDS).flat_map do |name, seed|
-      [["every event on", ["--no-quiet-coverage"]], ["quiet (default)", []]].map do |label, flags|
+      [["every event on (default)", []], ["quiet", ["--quiet-coverage"]]].map do |label, flags|
         Dir.mktmpdir("ruzzy-bench-quiet") do |dir|
           output, elapsed, = ruzzy(*flags, target(name), dir, "-seed=#{seed}", "-max_total_time=#{CORPUS_SECONDS}")
           execs = output[/stat::number_of_executed_units: (\d+)/, 1].to_i

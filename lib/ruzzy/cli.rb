@@ -68,9 +68,9 @@ module Ruzzy
         --map-size=N       edge counters (default: fitted to the code)
         -I DIRECTORY       add DIRECTORY to the load path (like ruby -I)
         --no-coverage      do not instrument Ruby code (blind fuzzing)
-        --no-quiet-coverage
-                           keep counting the coverage of methods that find
-                           nothing new (RUZZY_QUIET_COVERAGE=0)
+        --quiet-coverage   stop counting the coverage of methods that find
+                           nothing new for 10 s (experimental;
+                           RUZZY_QUIET_COVERAGE=SECONDS)
         --no-compare-hooks do not report comparisons to libFuzzer
         --no-literal-dict  do not give libFuzzer the literals of the code as a
                            dictionary
@@ -176,7 +176,7 @@ module Ruzzy
       CommandOptions.coverage_patterns(parser, @coverage)
       CommandOptions.map_size(parser) { |size| @coverage[:map_size] = size }
       parser.on("--no-coverage") { @coverage_enabled = false }
-      parser.on("--no-quiet-coverage") { ENV[Settings::QUIET_COVERAGE] = "0" }
+      parser.on("--[no-]quiet-coverage") { |on| ENV[Settings::QUIET_COVERAGE] = on ? Settings::QUIET_SECONDS : "0" }
       parser.on("--no-compare-hooks") { @session[:compare_hooks] = false }
       parser.on("--no-literal-dict") { @session[:literal_dict] = false }
       parser.on("--disable-detectors=NAMES") do |list|

@@ -26,9 +26,11 @@ module Ruzzy
     # (ext/ruzzy/src/coverage/location.rs).
     LOCATIONS = "RUZZY_LOCATIONS"
     # Quiet coverage (Coverage.quiet): seconds without new coverage after
-    # which a method's or block's coverage events are switched off
-    # (default 10), or "0" to keep every event on.
+    # which a method's or block's coverage events are switched off, or
+    # "0" (the default) to keep every event on.
     QUIET_COVERAGE = "RUZZY_QUIET_COVERAGE"
+    # Its value for --quiet-coverage, which gives no time.
+    QUIET_SECONDS = "10"
     # "0" leaves the stack poisoning Ruby's raise leaves under
     # AddressSanitizer alone (Session#clear_stack_poisoning_on_raise).
     ASAN_RAISE_HOOK = "RUZZY_ASAN_RAISE_HOOK"

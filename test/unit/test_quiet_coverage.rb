@@ -194,7 +194,8 @@ class TestQuietCoverage < Minitest::Test
   end
 
   # A fuzzing run whose methods go quiet within a second: no crash, no
-  # finding, methods switched off; --no-quiet-coverage keeps them on.
+  # finding, methods switched off; --no-quiet-coverage keeps them on, as
+  # does the default.
   def test_fuzzing_with_a_short_quiet_time
     in_tmpdir do |dir|
       File.write(File.join(dir, "target.rb"), TARGET)
@@ -218,9 +219,13 @@ class TestQuietCoverage < Minitest::Test
       info = eval(File.read(File.join(dir, "info.txt"))) # rubocop:disable Security/Eval -- our own output
       assert_operator info[:quiet_switched_off], :>=, 2, info.inspect
 
-      off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir)
+      off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir, env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
       assert_exit 0, off
       refute_match(/quiet coverage/, off.output)
+      # Off by default; --quiet-coverage turns it on with 10 s.
+      refute_match(/quiet coverage/, ruzzy(harness, "-runs=100", chdir: dir).output)
+      on = ruzzy("--quiet-coverage", harness, "-runs=100", chdir: dir)
+      assert_match(/INFO: ruzzy: quiet coverage: .* 10 s/, on.output)
     end
   end
 end
