@@ -155,20 +155,23 @@ module Ruzzy
 
     # Whether libFuzzer will run child processes instead of the target.
     def runs_children?
-      PARENT_FLAGS.any? do |name|
-        found = value(name)
-        found && found != "0"
-      end
+      any_set?(PARENT_FLAGS)
     end
 
     # Whether libFuzzer reads what each input covers as a fact
     # (COVERAGE_READING_FLAGS).
     def reads_coverage?
-      COVERAGE_READING_FLAGS.any? do |name|
+      any_set?(COVERAGE_READING_FLAGS)
+    end
+
+    # Whether one of the flags +names+ is given a value other than 0.
+    def any_set?(names)
+      names.any? do |name|
         found = value(name)
         found && found != "0"
       end
     end
+    private :any_set?
 
     # Where libFuzzer writes the artifact named +kind+ + +sha1+ (kind is
     # "crash-", "timeout-", "oom-"); -exact_artifact_path wins unless
