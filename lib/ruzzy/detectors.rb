@@ -93,8 +93,11 @@ module Ruzzy
       nil
     end
 
-    # Installs +detectors+ (each once).
-    def install(detectors)
+    # Installs +detectors+ (each once); +replaying+: the inputs are given
+    # files, run once each (the redos detector then allows for how late it
+    # can see a match start).
+    def install(detectors, replaying: false)
+      ReDoS.replaying = replaying
       @installed ||= []
       (detectors - @installed).each do |detector|
         detector.install

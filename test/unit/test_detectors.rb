@@ -531,4 +531,53 @@ class TestDetectors < Minitest::Test
       end
     end
   end
+
+  # A match that takes a share of the CPU time the redos detector allows
+  # runs for longer than that on a core three other processes share; the
+  # detector counts CPU time, so a busy machine (CI running several suites)
+  # makes no finding that an idle one would not replay.
+  def test_redos_counts_cpu_time_not_a_busy_cores_wall_clock
+    text = redos_text_using(0.3)
+    in_tmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "corpus"))
+      File.write(File.join(dir, "corpus", "slow"), text)
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(lambda { |data|
+          wall = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+          #{REDOS_PATTERN.inspect}.match?(data)
+          if data.size > 3
+            warn format("match: %.2f s wall, %.2f s CPU, limit %.2f s", Process.clock_gettime(Process::CLOCK_MONOTONIC) - wall,
+                        Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - cpu, Ruzzy::Detectors::ReDoS::SECONDS)
+          end
+          nil
+        }, detectors: %i[redos])
+      RUBY
+      busy = Array.new(3) { Process.spawn("taskset", "-c", "0", "sh", "-c", "while :; do :; done") }
+      begin
+        result = run_command("taskset", "-c", "0", "ruzzy", "harness.rb", "corpus", "-runs=0", chdir: dir)
+      ensure
+        busy.each { |pid| Process.kill(:KILL, pid) }
+        Process.waitall
+      end
+      assert_exit 0, result
+      wall, cpu, limit = result.stderr.match(/^match: (.*) s wall, (.*) s CPU, limit (.*) s$/).captures.map(&:to_f)
+      assert_operator wall, :>, limit, "the premise: the match ran past the limit\n#{result.stderr}"
+      assert_operator cpu, :<, limit
+    end
+  end
+
+  REDOS_PATTERN = /\A(["'])(?:\w+\s?)*\1\z/
+
+  # A text REDOS_PATTERN takes at least +seconds+ of CPU time (and about
+  # less than twice that) to reject on this machine.
+  def redos_text_using(seconds)
+    (10..40).each do |length|
+      text = "\"#{"r" * length}q"
+      started = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+      REDOS_PATTERN.match?(text)
+      return text if Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - started >= seconds
+    end
+    flunk "no text up to 40 characters takes #{seconds} s to match"
+  end
 end

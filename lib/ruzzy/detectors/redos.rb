@@ -5,56 +5,88 @@ require_relative "../native"
 
 module Ruzzy
   module Detectors
-    # Regular-expression denial of service: a match that runs past SECONDS.
-    # Where Ruby has Regexp.timeout (3.2 and later), it is set to SECONDS
-    # unless the program set one, and the first Regexp::TimeoutError of an
-    # input is the finding, even when the program rescues it. On Ruby 3.1
-    # the comparison hooks number each match (Regexp, String and
-    # StringScanner methods), and a watchdog thread, waking every quarter
-    # of SECONDS, raises the finding into one match that runs longer.
-    # The finding names the pattern and where it was matched.
+    # Regular-expression denial of service: one match that uses more than
+    # SECONDS of CPU time. The regexp comparison hooks number each match,
+    # and a watchdog thread, waking every PERIOD, reads which match runs
+    # and the CPU time of the thread running the target; once one match has
+    # used SECONDS since the watchdog first saw it, the watchdog raises the
+    # finding into it (Ruby checks for that inside the match), even when the
+    # program rescues it. CPU time, not the wall clock: a match does not
+    # become a finding because other processes had the cores, so a campaign
+    # on a busy machine reports only what replays on an idle one. Replaying
+    # files (libFuzzer's run of given inputs), the limit is SLACK lower, the
+    # most the watchdog can be late to see a match start on an idle machine:
+    # a campaign's finding reproduces.
+    # Where Ruby has Regexp.timeout (3.2 and later), it is set to
+    # BACKSTOP_SECONDS unless the program set one, for matches the hooks do
+    # not see (C code's); the first Regexp::TimeoutError of an input is then
+    # the finding. The finding names the pattern and where it was matched.
     class ReDoS < Report
       NAME = :redos
 
-      # How long one match may run.
+      # How much CPU time one match may use.
       SECONDS = 1.0
 
-      SUMMARY = "regular expression matches that run for more than #{SECONDS} s (catastrophic backtracking)".freeze
+      # How often the watchdog looks.
+      PERIOD = SECONDS / 8
+
+      # How late the watchdog can see a match start: a PERIOD, and Ruby's
+      # thread time slice (100 ms) before it gets to run.
+      SLACK = 0.25
+
+      # Regexp.timeout for matches the hooks do not see (wall clock).
+      BACKSTOP_SECONDS = 4 * SECONDS
+
+      SUMMARY = "regular expression matches that use more than #{SECONDS} s of CPU time " \
+                "(catastrophic backtracking)".freeze
 
       class << self
+        # Whether the inputs are given files, replayed (see SLACK).
+        attr_writer :replaying
+
         def install
           if defined?(Regexp::TimeoutError) # Ruby 3.2's Regexp.timeout
-            Regexp.timeout ||= SECONDS
+            Regexp.timeout ||= BACKSTOP_SECONDS
             Ruzzy::Native._watch_regexp_timeouts(Regexp::TimeoutError)
-          else
-            Ruzzy::Native._time_regexp_matches
-            watchdog(Thread.current)
-            require_relative "../feedback/compare_hooks" # the extension's, loaded only when fuzzing
-            return if CompareHooks.installed?([:regexp])
-
-            warn "INFO: ruzzy: the redos detector times matches through the regexp comparison hooks on " \
-                 "Ruby #{RUBY_VERSION}, which are off: it will find nothing"
           end
+          Ruzzy::Native._time_regexp_matches
+          watchdog(Thread.current)
+          require_relative "../feedback/compare_hooks" # the extension's, loaded only when fuzzing
+          return if CompareHooks.installed?([:regexp])
+
+          found = defined?(Regexp::TimeoutError) ? "only matches past Regexp.timeout are found" : "it will find nothing"
+          warn "INFO: ruzzy: the redos detector times matches through the regexp comparison hooks, " \
+               "which are off: #{found}"
+        end
+
+        # CPU seconds one match may use before it is a finding.
+        def limit
+          @replaying ? SECONDS - SLACK : SECONDS
+        end
+
+        def limit_text
+          text = "the limit is #{SECONDS} s"
+          @replaying ? "#{text}, less #{SLACK} s when replaying a file: the watchdog can see a match start late" : text
         end
 
         # The thread (started on first call) that raises the finding into
-        # +thread+ when one hooked match has been running for SECONDS: it
-        # looks four times a second, and times a match from when it first
-        # saw it, so a report means at least SECONDS.
+        # +thread+ when one hooked match has used +limit+ CPU seconds since
+        # the watchdog first saw it running, so a report means at least that.
         def watchdog(thread)
+          @watchdog = nil unless @watchdog&.alive?
           @watchdog ||= Thread.new do
             seen = since = nil
             loop do
-              sleep(SECONDS / 4)
-              pattern, number = Ruzzy::Native._running_match
-              now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-              unless number && number == seen
+              sleep(PERIOD)
+              pattern, number, cpu = Ruzzy::Native._running_match
+              if number.nil? || cpu.nil? || number != seen
                 seen = number
-                since = now
+                since = cpu
+                next
               end
-              next if number.nil? || now - since < SECONDS
+              next if cpu - since < limit
 
-              thread.raise(slow_match(pattern, now - since))
+              thread.raise(slow_match(pattern, cpu - since))
               seen = nil
             end
           end
@@ -69,11 +101,12 @@ module Ruzzy
           end
         end
 
-        # The finding for a match of +pattern+ that has run +seconds+
-        # (Rubies without Regexp.timeout), recorded for the input.
+        # The finding for a match of +pattern+ seen using +seconds+ of CPU
+        # time, recorded for the input.
         def slow_match(pattern, seconds)
-          finding = new("regular expression denial of service: matching #{describe(pattern)} ran " \
-                        "#{format("%.2f", seconds)} s (more than #{SECONDS} s)", "Regexp match")
+          finding = new("regular expression denial of service: matching #{describe(pattern)} used " \
+                        "#{format("%.2f", seconds)} s of CPU time and was still running (#{limit_text})",
+                        "Regexp match")
           Ruzzy::Native._detector_report(finding)
           finding
         end

@@ -196,7 +196,7 @@ module Ruzzy
       Coverage.quiet unless args.runs_children? || args.reads_coverage?
       LiteralDictionary.stop
       args = LiteralDictionary.add_to(args, numbers: @engine == "libafl") if literal_dict && !hook_groups.empty?
-      Detectors.install(detectors)
+      Detectors.install(detectors, replaying: !args.replay_files.empty?)
       clear_stack_poisoning_on_raise
       Extensions::LoadedCheck.warnings.each { |line| warn line }
       configure_reproduction(args)

@@ -6,15 +6,17 @@
 //! under test cannot hide it with a `rescue`: the callback takes it when
 //! the target returns, whatever the target did with the exception.
 //!
-//! ReDoS, on Rubies with `Regexp.timeout`: a raw raise event hook keeps the
+//! ReDoS, on Rubies with `Regexp.timeout` (a backstop for matches the hooks
+//! do not see): a raw raise event hook keeps the
 //! first `Regexp::TimeoutError` of the input and the pattern the hooked
 //! match was running ([`running_match`](crate::feedback::running_match)); after the input, Ruby
 //! (`Ruzzy::Detectors::ReDoS.timed_out`) turns them into the finding. On
-//! Rubies without it, the hooks number each match they run, and a
-//! watchdog Ruby thread, asking [`running_match`] a few times a second,
-//! sees when one match has run past the budget (it then raises into the
-//! matching thread, which Ruby lets it do at the interrupt checks inside
-//! the match). No clock is read per match.
+//! every Ruby, the hooks number each match they run, and a watchdog Ruby
+//! thread, asking [`running_match`] a few times a second for the running
+//! match and the CPU time of the thread that runs the target, sees when
+//! one match has used up the budget (it then raises into the matching
+//! thread, which Ruby lets it do at the interrupt checks inside the
+//! match). No clock is read per match.
 //!
 //! Regular-expression injection: the same raise hook keeps the first
 //! `RegexpError` of the input (a pattern that failed to compile, whether
@@ -115,7 +117,7 @@ fn watch_raises() {
 }
 
 /// `Ruzzy::Native._time_regexp_matches`: from now on hooked matches are counted,
-/// for the watchdog (Rubies without Regexp.timeout).
+/// for the watchdog.
 pub fn time_regexp_matches() {
     register_globals();
     running_match::count_matches();
@@ -123,16 +125,18 @@ pub fn time_regexp_matches() {
     watch_raises();
 }
 
-/// `Ruzzy::Native._running_match`: the pattern of the hooked match running now
-/// and its number (the same number on a later call: the same match is
-/// still running), or nil when none runs.
-pub fn running_match() -> Option<(magnus::Value, u64)> {
+/// `Ruzzy::Native._running_match`: the pattern of the hooked match running now,
+/// its number (the same number on a later call: the same match is still
+/// running) and the CPU time, in seconds, the thread that runs the target
+/// has used so far (nil when not known), or nil when no match runs.
+pub fn running_match() -> Option<(magnus::Value, u64, Option<f64>)> {
     let (pattern, number) = running_match::current()?;
     // SAFETY: the running match's pattern is on the stack of the thread
     // that runs it (a match restores it when it returns, a raise or the
     // input's end clears it).
     let pattern = unsafe { magnus::Value::from_raw(pattern) };
-    Some((pattern, number))
+    let cpu = crate::process::target_state::fuzzing_thread_cpu_ns().map(|ns| ns as f64 / 1e9);
+    Some((pattern, number, cpu))
 }
 
 /// `Ruzzy::Native._guide_missing_names(canary)`: from now on a NameError's name

@@ -35,6 +35,32 @@ fn current_thread() -> usize {
     unsafe { libc::pthread_self() as usize }
 }
 
+/// CPU time the thread that runs the target has used, in ns (None before
+/// [`configure`], or when the system cannot say): unlike a wall clock, it
+/// does not grow while other processes have the cores.
+pub fn fuzzing_thread_cpu_ns() -> Option<u64> {
+    let thread = FUZZING_THREAD.load(Ordering::Relaxed);
+    if thread == 0 {
+        return None;
+    }
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `thread` is the pthread_t of the thread that called `_fuzz`,
+    // which lives as long as the process runs the target; the call only
+    // writes `clock`.
+    if unsafe { libc::pthread_getcpuclockid(thread as libc::pthread_t, &mut clock) } != 0 {
+        return None;
+    }
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes `time`.
+    if unsafe { libc::clock_gettime(clock, &mut time) } != 0 {
+        return None;
+    }
+    Some(time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64)
+}
+
 /// libFuzzer's `-timeout` in seconds.
 pub fn timeout_secs() -> u64 {
     TIMEOUT_SECS.load(Ordering::Relaxed)
