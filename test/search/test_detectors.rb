@@ -20,6 +20,10 @@ class TestDetectorsSearch < Minitest::Test
     "xxe" => "XXE"
   }.freeze
 
+  # How many inputs each safe twin runs: 20,000, but the SSRF one makes an
+  # HTTP request per input (about 120 a second on a busy machine).
+  SAFE_RUNS = Hash.new(20_000).merge("ssrf" => 2_000).freeze
+
   EXAMPLE_FINDINGS.each do |example, detector|
     define_method("test_finds_the_#{example}_example") do
       in_tmpdir do |dir|
@@ -37,7 +41,8 @@ class TestDetectorsSearch < Minitest::Test
 
     define_method("test_the_safe_#{example}_has_nothing_to_find") do
       in_tmpdir do |dir|
-        result = ruzzy(File.join(DETECTORS, example, "fuzz_safe.rb"), "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+        result = ruzzy(File.join(DETECTORS, example, "fuzz_safe.rb"), "-seed=1", "-runs=#{runs(SAFE_RUNS[example])}",
+                       chdir: dir)
         assert_exit 0, result
         assert_empty artifacts(dir)
       end
