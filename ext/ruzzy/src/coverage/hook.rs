@@ -189,6 +189,7 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
             "quiet_on_elsewhere",
             "quiet_failed",
             "quiet_batches",
+            "quiet_arms_kept",
         ];
         for (name, value) in names.into_iter().zip(facts) {
             if name == "quiet_seconds" {
@@ -427,7 +428,7 @@ unsafe fn record(
     let (index, first) = count(&coverage.map, &iseq, site);
     if first {
         if let Some(key) = site.iseq {
-            quiet::note_new(key);
+            quiet::note_new(key, site.offset);
         }
     }
     if first || (line_event && coverage.lines.counting()) {

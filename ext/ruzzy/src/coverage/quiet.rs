@@ -9,7 +9,11 @@
 //! - an iseq whose last first-time counter is `quiet` ms old (10 s by
 //!   default) is switched off, in a batch with every other such iseq
 //!   ([`crate::rb::iseq_trace`]: its events minus the coverage events,
-//!   then a targeted TracePoint enabled and disabled on it);
+//!   then a targeted TracePoint enabled and disabled on it), all but the
+//!   instructions whose event never fired: an arm that never ran costs
+//!   nothing while it does not run, and when an input reaches it, it is
+//!   seen as in an iseq switched on (the hook records each instruction
+//!   that fires a first-time counter, [`note_new`]);
 //! - after the first batch, every switched-off iseq is switched on again for
 //!   a window (a tenth of the interval, at least 2 s), at intervals that
 //!   double from 30 s to 8 minutes, so that inputs found meanwhile can still
@@ -50,6 +54,9 @@ const FIRST_INTERVAL_MS: u64 = 30_000;
 const MAX_INTERVAL_MS: u64 = 480_000;
 /// The shortest window (ms).
 const MIN_WINDOW_MS: u64 = 2_000;
+/// Instructions whose coverage event has fired that the policy can
+/// follow; one more stays traced when it is switched off.
+const SITES: usize = 1 << 17;
 
 /// An iseq's state.
 const ON: u8 = 0;
@@ -77,10 +84,13 @@ struct Counts {
     on_elsewhere: AtomicU64,
     failed: AtomicU64,
     batches: AtomicU64,
+    arms_kept: AtomicU64,
 }
 
 struct Quiet {
     entries: Box<[Entry]>,
+    /// The instructions whose event has fired ([`site_key`]; 0: free).
+    sites: Box<[AtomicU64]>,
     /// The policy's quiet time; 0 until it is configured (off).
     quiet_ms: AtomicU64,
     next_check: AtomicU64,
@@ -120,6 +130,7 @@ pub fn prepare() {
                     state: AtomicU8::new(ON),
                 })
                 .collect(),
+            sites: (0..SITES).map(|_| AtomicU64::new(0)).collect(),
             quiet_ms: AtomicU64::new(0),
             next_check: AtomicU64::new(0),
             next_window: AtomicU64::new(0),
@@ -164,7 +175,40 @@ pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
     None
 }
 
+/// The key of the instruction at `pos` of the iseq (body, instruction
+/// buffer) in [`Quiet::sites`]: never 0.
+fn site_key(body: usize, encoded: usize, pos: usize) -> u64 {
+    let mut key = (body as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (encoded as u64).rotate_left(29)
+        ^ (pos as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    key ^= key >> 31;
+    key | 1
+}
+
 impl Quiet {
+    /// The slots `key` may sit in, in probing order.
+    fn site_slots(&self, key: u64) -> impl Iterator<Item = &AtomicU64> {
+        let start = (key >> 17) as usize;
+        (0..PROBES).map(move |i| &self.sites[(start + i) & (SITES - 1)])
+    }
+
+    fn note_site(&self, key: u64) {
+        for slot in self.site_slots(key) {
+            match slot.load(Relaxed) {
+                0 => return slot.store(key, Relaxed),
+                found if found == key => return,
+                _ => {}
+            }
+        }
+    }
+
+    fn site_fired(&self, key: u64) -> bool {
+        self.site_slots(key)
+            .map(|slot| slot.load(Relaxed))
+            .take_while(|&found| found != 0)
+            .any(|found| found == key)
+    }
+
     fn find(&self, body: usize) -> Option<&Entry> {
         let start = (body >> 4) ^ (body >> 20);
         (0..PROBES)
@@ -192,10 +236,14 @@ impl Quiet {
 }
 
 /// The hook: iseq `key` (body, instruction buffer) reached a counter for
-/// the first time in the process.
+/// the first time in the process, at pc `offset` (the event's: one word
+/// past its instruction, as Ruby's own coverage reads it).
 #[cold]
-pub fn note_new(key: (usize, usize)) {
+pub fn note_new(key: (usize, usize), offset: u64) {
     let Some(quiet) = QUIET.get() else { return };
+    if let Some(pos) = (offset as usize).checked_sub(1) {
+        quiet.note_site(site_key(key.0, key.1, pos));
+    }
     if let Some(entry) = quiet.find_or_add(key.0) {
         entry.encoded.store(key.1, Relaxed);
         entry.last_new.store(NOW_MS.load(Relaxed), Relaxed);
@@ -321,13 +369,14 @@ impl Quiet {
     fn switch(&self, off: bool) {
         let rebuild = REBUILD.load(Relaxed) as VALUE;
         self.counts.batches.fetch_add(1, Relaxed);
-        iseq_trace::switch(
+        let kept = iseq_trace::switch(
             rebuild,
             |body| {
                 self.find(body)
                     .filter(|entry| entry.state.load(Relaxed) == PENDING)
                     .map(|_| off)
             },
+            |body, encoded, pos| !self.site_fired(site_key(body, encoded, pos)),
             |body, encoded, off, outcome| {
                 let Some(entry) = self.find(body) else { return };
                 let state = match (outcome, off) {
@@ -354,6 +403,9 @@ impl Quiet {
                 }
             },
         );
+        if let Some(kept) = kept {
+            self.counts.arms_kept.store(kept as u64, Relaxed);
+        }
         for entry in self.entries.iter() {
             if entry.state.load(Relaxed) == PENDING {
                 entry.state.store(GONE, Relaxed);
@@ -364,8 +416,9 @@ impl Quiet {
 
 /// Facts for `Ruzzy::Native._coverage_info`: (quiet seconds, iseqs off now,
 /// switched off, switched on, windows, switched on elsewhere, failed,
-/// batches); None when quiet coverage is not on.
-pub fn info() -> Option<[f64; 8]> {
+/// batches, instructions kept traced in switched-off iseqs as of the last
+/// batch); None when quiet coverage is not on.
+pub fn info() -> Option<[f64; 9]> {
     let quiet = QUIET
         .get()
         .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)?;
@@ -384,5 +437,6 @@ pub fn info() -> Option<[f64; 8]> {
         counts.on_elsewhere.load(Relaxed) as f64,
         counts.failed.load(Relaxed) as f64,
         counts.batches.load(Relaxed) as f64,
+        counts.arms_kept.load(Relaxed) as f64,
     ])
 }

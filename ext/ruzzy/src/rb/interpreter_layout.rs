@@ -286,10 +286,10 @@ mod known {
     }
 
     /// `value` as an executable iseq (an imemo_iseq whose `aux` is the
-    /// `exec` arm and which has a body): its body and instruction buffer.
-    /// `value` must be a live heap slot (as the object space walk hands
-    /// them over), of any type.
-    pub unsafe fn executable_iseq(value: VALUE) -> Option<(usize, usize)> {
+    /// `exec` arm and which has a body): its body, instruction buffer and
+    /// the buffer's length in words (`iseq_size`). `value` must be a live
+    /// heap slot (as the object space walk hands them over), of any type.
+    pub unsafe fn executable_iseq(value: VALUE) -> Option<(usize, usize, usize)> {
         // SAFETY: by the caller's contract, a live heap slot; the type and the
         // flags are checked before the iseq's fields are read.
         unsafe {
@@ -305,7 +305,12 @@ mod known {
             {
                 return None;
             }
-            Some(((*iseq).body as usize, (*(*iseq).body).iseq_encoded as usize))
+            let body = (*iseq).body;
+            Some((
+                body as usize,
+                (*body).iseq_encoded as usize,
+                (*body).iseq_size as usize,
+            ))
         }
     }
 
@@ -549,7 +554,7 @@ mod known {
         0
     }
 
-    pub unsafe fn executable_iseq(_value: VALUE) -> Option<(usize, usize)> {
+    pub unsafe fn executable_iseq(_value: VALUE) -> Option<(usize, usize, usize)> {
         None
     }
 

@@ -14,8 +14,11 @@
 //! steps: `rb_iseq_trace_set(iseq, its events minus the coverage events)`,
 //! then a TracePoint enabled on it (`enable(target:)`) and disabled at once
 //! (the caller's `rebuild` callable); every other event (a debugger's line
-//! events, a targeted TracePoint of the user's) stays. Switching on is
-//! `rb_iseq_trace_set` with the coverage events added.
+//! events, a targeted TracePoint of the user's) stays. The caller may then
+//! keep some instructions traced (the arms that never ran): each gets back
+//! the word it held before, which is what Ruby itself writes there when the
+//! event is on. Switching on is `rb_iseq_trace_set` with the coverage
+//! events added.
 //!
 //! `rb_iseq_trace_set` and `rb_iseqw_new` are exported by libruby (3.1 to
 //! 3.4) but declared only in internal headers, and `rb_objspace_each_objects`
@@ -30,8 +33,9 @@
 
 use crate::rb::{self, dl, interpreter_layout};
 use rb_sys::VALUE;
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// `RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH` (vm_core.h).
 pub const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
@@ -98,33 +102,52 @@ pub enum Switched {
     Failed,
 }
 
+/// The instructions switched-off iseqs keep traced: by body, the buffer
+/// and its length, then (index, traced word, untraced word) for each.
+type KeptArms = HashMap<usize, (usize, usize, Vec<(usize, VALUE, VALUE)>)>;
+
+/// Touched only by [`switch`] (between inputs, with the GVL).
+static KEPT: Mutex<Option<KeptArms>> = Mutex::new(None);
+
 /// Switches the coverage events of the live iseqs `wanted` picks (by the
 /// address of their body; Some(true): off, Some(false): on) and calls
 /// `done` with each one's body, instruction buffer, whether it was asked off,
-/// and the outcome. `rebuild` is a callable that enables a TracePoint on the
-/// `RubyVM::InstructionSequence` it is given and disables it again,
-/// answering false when Ruby refused. Returns false when this Ruby cannot
-/// switch iseqs ([`unavailable`]).
+/// and the outcome. Switching off, an instruction that was traced stays
+/// traced when `keep` (body, instruction buffer, its index) says so; a
+/// rebuild undoes that in the iseq's children too (a TracePoint enabled on
+/// an iseq is enabled on its blocks and methods), so every live iseq's
+/// kept instructions are written again last. `rebuild` is a callable that
+/// enables a TracePoint on the `RubyVM::InstructionSequence` it is given
+/// and disables it again, answering false when Ruby refused. Returns false
+/// when this Ruby cannot switch iseqs ([`unavailable`]); else the number
+/// of instructions kept traced.
 pub fn switch(
     rebuild: VALUE,
     mut wanted: impl FnMut(usize) -> Option<bool>,
+    mut keep: impl FnMut(usize, usize, usize) -> bool,
     mut done: impl FnMut(usize, usize, bool, Switched),
-) -> bool {
-    let Some(functions) = functions() else {
-        return false;
-    };
+) -> Option<usize> {
+    let functions = functions()?;
     if interpreter_layout::NAME.is_none() {
-        return false;
+        return None;
     }
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let kept = kept.get_or_insert_with(HashMap::new);
     // SAFETY: between inputs with the GVL (module invariant); GC.disable
     // answers whether it already was.
     let was_disabled = unsafe { rb_sys::rb_gc_disable() } == rb_sys::Qtrue as VALUE;
-    let mut found: Vec<(VALUE, usize, usize, bool)> = Vec::new();
+    let mut found: Vec<(VALUE, usize, usize, usize, bool)> = Vec::new();
+    let mut live: Vec<(usize, usize, usize)> = Vec::new();
     let mut visit = |value: VALUE| {
         // SAFETY: a live slot handed over by the heap walk.
-        if let Some((body, encoded)) = unsafe { interpreter_layout::executable_iseq(value) } {
+        if let Some((body, encoded, size)) = unsafe { interpreter_layout::executable_iseq(value) } {
             if let Some(off) = wanted(body) {
-                found.push((value, body, encoded, off));
+                found.push((value, body, encoded, size, off));
+            }
+            if kept.contains_key(&body) {
+                live.push((body, encoded, size));
             }
         }
     };
@@ -136,16 +159,53 @@ pub fn switch(
             &mut (&mut visit as &mut dyn FnMut(VALUE)) as *mut &mut dyn FnMut(VALUE) as *mut c_void,
         )
     };
-    for (iseq, body, encoded, off) in found {
-        // SAFETY: GC is off since the walk found `iseq`: it is alive and in place.
+    // What is not alive any more keeps nothing.
+    kept.retain(|body, (encoded, size, _)| live.contains(&(*body, *encoded, *size)));
+    for (iseq, body, encoded, size, off) in found {
+        // SAFETY: GC is off since the walk found `iseq`: it is alive and in
+        // place, and its instruction buffer holds `size` words.
+        let before = off
+            .then(|| unsafe { std::slice::from_raw_parts(encoded as *const VALUE, size) }.to_vec());
+        // SAFETY: as above.
         let outcome = unsafe { switch_one(functions, rebuild, iseq, off) };
+        kept.remove(&body);
+        // SAFETY: as above; read again after the rebuild ran Ruby code.
+        let same_buffer =
+            unsafe { interpreter_layout::executable_iseq(iseq) } == Some((body, encoded, size));
+        if let (Some(before), Switched::Done, true) = (before, outcome, same_buffer) {
+            // SAFETY: as above (the same buffer, rebuilt in place); a word
+            // that changed is an instruction's (its operands stay).
+            let after = unsafe { std::slice::from_raw_parts(encoded as *const VALUE, size) };
+            let arms: Vec<(usize, VALUE, VALUE)> = (0..size)
+                .filter(|&pos| after[pos] != before[pos] && keep(body, encoded, pos))
+                .map(|pos| (pos, before[pos], after[pos]))
+                .collect();
+            if !arms.is_empty() {
+                kept.insert(body, (encoded, size, arms));
+            }
+        }
         done(body, encoded, off, outcome);
+    }
+    let mut written = 0;
+    for (encoded, size, arms) in kept.values() {
+        // SAFETY: each is a live iseq's buffer of `size` words (the walk
+        // found it with GC off, and what it no longer found was dropped);
+        // a word is written only where the untraced instruction recorded
+        // is still there, with its traced variant, which is what Ruby
+        // writes there when the event is on.
+        let instructions = unsafe { std::slice::from_raw_parts_mut(*encoded as *mut VALUE, *size) };
+        for &(pos, traced, untraced) in arms {
+            if instructions[pos] == untraced {
+                instructions[pos] = traced;
+            }
+            written += 1;
+        }
     }
     if !was_disabled {
         // SAFETY: as above; GC was enabled before this call.
         unsafe { rb_sys::rb_gc_enable() };
     }
-    true
+    Some(written)
 }
 
 /// # Safety
