@@ -24,6 +24,15 @@ class TestQuietCoverage < Minitest::Test
       def self.blocky(list) = list.map { |x| x.odd? ? x * 3 : x / 2 }.sum
 
       def self.fresh(x) = x.positive? ? :pos : :neg
+
+      def self.armed(x)
+        if x == 42
+          y = x * 2
+          y.to_s
+        else
+          :other
+        end
+      end
     end
   RUBY
 
@@ -37,7 +46,7 @@ class TestQuietCoverage < Minitest::Test
       Ruzzy::Native._counters_hit.size
     end
     def quiet_info = Ruzzy::Coverage.info.select { |key, _| key.to_s.start_with?("quiet_") }
-    10.times { |i| Target.busy(i); Target.rare(i); Target.blocky([i, i + 1]) }
+    10.times { |i| Target.busy(i); Target.rare(i); Target.blocky([i, i + 1]); Target.armed(i) }
     on = Ruzzy::Coverage.quiet(10)
   RUBY
 
@@ -77,6 +86,23 @@ class TestQuietCoverage < Minitest::Test
       assert_operator out["info_window"][:quiet_switched_on], :>=, 3
       assert_equal 0, out["after_window"], "quiet again after the window"
       assert_equal 0, out["info_window"][:quiet_failed]
+    end
+  end
+
+  # Only the instructions whose event fired are switched off: an arm no
+  # input ran yet costs nothing while it does not run, and is seen when
+  # one does, as in a method switched on (its module's body, switched off
+  # in the same batch, rebuilds the method too).
+  def test_an_arm_no_input_ran_is_still_seen_in_a_switched_off_method
+    run_script(<<~RUBY) do |out|
+      Ruzzy::Native._quiet_coverage_tick(11_000)
+      puts "off=\#{hits { Target.armed(1) }}"
+      puts "new_arm=\#{hits { Target.armed(42) }}"
+      puts "info=\#{quiet_info.inspect}"
+    RUBY
+      assert_equal 0, out["off"], "the arms that ran are switched off"
+      assert_operator out["new_arm"], :>, 0, "the arm that never ran is seen"
+      assert_operator out["info"][:quiet_arms_kept], :>=, 2
     end
   end
 
