@@ -99,10 +99,13 @@ class TestQuietCoverage < Minitest::Test
       puts "off=\#{hits { Target.armed(1) }}"
       puts "new_arm=\#{hits { Target.armed(42) }}"
       puts "info=\#{quiet_info.inspect}"
+      Ruzzy::Native._quiet_coverage_tick(11_000)
+      puts "quiet_again=\#{hits { Target.armed(42); Target.armed(1) }}"
     RUBY
       assert_equal 0, out["off"], "the arms that ran are switched off"
       assert_operator out["new_arm"], :>, 0, "the arm that never ran is seen"
       assert_operator out["info"][:quiet_arms_kept], :>=, 2
+      assert_equal 0, out["quiet_again"], "and switched off with the rest once quiet"
     end
   end
 
@@ -219,38 +222,51 @@ class TestQuietCoverage < Minitest::Test
     refute Ruzzy::LibFuzzerArgs.new(%w[ruzzy -runs=10 -print_final_stats=1 corpus]).reads_coverage?
   end
 
+  # Calls Target.busy REPEAT times an input.
+  REPEATING_HARNESS = <<~RUBY
+    require_relative "target"
+    count = 0
+    repeat = Integer(ENV.fetch("REPEAT"))
+    Ruzzy.fuzz(lambda do |data|
+      x = data.bytesize
+      repeat.times do
+        raise "wrong" unless Target.busy(x) == (x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small))
+      end
+      Target.rare(x)
+      Target.blocky(data.bytes.first(4))
+      GC.compact if (count += 1) % 5000 == 0 && GC.respond_to?(:compact)
+      File.write("info.txt", Ruzzy::Coverage.info.inspect) if count % 1000 == 0
+      nil
+    end)
+  RUBY
+
   # A fuzzing run whose methods go quiet within a second: no crash, no
-  # finding, methods switched off; --no-quiet-coverage keeps them on, as
-  # does the default.
+  # finding, methods switched off where branch events take a share of the
+  # time worth saving (REPEAT calls an input), none where they do not;
+  # --no-quiet-coverage keeps them on, as does the default.
   def test_fuzzing_with_a_short_quiet_time
     in_tmpdir do |dir|
       File.write(File.join(dir, "target.rb"), TARGET)
-      harness = write_harness(dir, <<~RUBY)
-        require_relative "target"
-        count = 0
-        Ruzzy.fuzz(lambda do |data|
-          x = data.bytesize
-          raise "wrong" unless Target.busy(x) == (x > 5 ? (x.even? ? :big_even : :big_odd) : (x.zero? ? :zero : :small))
-          Target.rare(x)
-          Target.blocky(data.bytes.first(4))
-          GC.compact if (count += 1) % 5000 == 0 && GC.respond_to?(:compact)
-          File.write("info.txt", Ruzzy::Coverage.info.inspect) if count % 1000 == 0
-          nil
-        end)
-      RUBY
-      result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
-      assert_exit 0, result
-      assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)
-      assert_empty artifacts(dir)
-      info = eval(File.read(File.join(dir, "info.txt"))) # rubocop:disable Security/Eval -- our own output
-      assert_operator info[:quiet_switched_off], :>=, 2, info.inspect
+      harness = write_harness(dir, REPEATING_HARNESS)
+      infos = [1, 100].to_h do |repeat|
+        env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => repeat.to_s }
+        result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env:)
+        assert_exit 0, result
+        assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)
+        assert_empty artifacts(dir)
+        [repeat, eval(File.read(File.join(dir, "info.txt")))] # rubocop:disable Security/Eval -- our own output
+      end
+      assert_operator infos[100][:quiet_switched_off], :>=, 2, infos[100].inspect
+      assert_operator infos[1][:quiet_event_share], :<, 3, infos[1].inspect
+      assert_equal 0, infos[1][:quiet_switched_off], "too few events to be worth switching: #{infos[1].inspect}"
 
-      off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir, env: { "RUZZY_QUIET_COVERAGE" => "0.5" })
+      env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => "1" }
+      off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir, env:)
       assert_exit 0, off
       refute_match(/quiet coverage/, off.output)
       # Off by default; --quiet-coverage turns it on with 10 s.
-      refute_match(/quiet coverage/, ruzzy(harness, "-runs=100", chdir: dir).output)
-      on = ruzzy("--quiet-coverage", harness, "-runs=100", chdir: dir)
+      refute_match(/quiet coverage/, ruzzy(harness, "-runs=100", chdir: dir, env: { "REPEAT" => "1" }).output)
+      on = ruzzy("--quiet-coverage", harness, "-runs=100", chdir: dir, env: { "REPEAT" => "1" })
       assert_match(/INFO: ruzzy: quiet coverage: .* 10 s/, on.output)
     end
   end

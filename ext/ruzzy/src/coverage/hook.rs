@@ -190,9 +190,10 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
             "quiet_failed",
             "quiet_batches",
             "quiet_arms_kept",
+            "quiet_event_share",
         ];
         for (name, value) in names.into_iter().zip(facts) {
-            if name == "quiet_seconds" {
+            if name == "quiet_seconds" || name == "quiet_event_share" {
                 hash.aset(ruby.to_symbol(name), value)?;
             } else {
                 hash.aset(ruby.to_symbol(name), value as u64)?;
@@ -376,6 +377,7 @@ unsafe extern "C" fn on_line_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
 /// A branch arm counts as the edge from the previous branch arm, and for
 /// its method or block.
 unsafe extern "C" fn on_branch_event(_data: VALUE, arg: *mut rb_trace_arg_t) {
+    quiet::count_event();
     let Some(coverage) = get() else { return };
     // SAFETY: `arg` is the trace argument of this hook call (RAW_ARG).
     unsafe {

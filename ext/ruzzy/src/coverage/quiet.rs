@@ -39,7 +39,7 @@
 use crate::coverage::locator;
 use crate::rb::{self, interpreter_layout, iseq_trace};
 use rb_sys::{rb_trace_arg_t, VALUE};
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -54,6 +54,15 @@ const FIRST_INTERVAL_MS: u64 = 30_000;
 const MAX_INTERVAL_MS: u64 = 480_000;
 /// The shortest window (ms).
 const MIN_WINDOW_MS: u64 = 2_000;
+/// About what one branch event costs the interpreter and the hook (ns;
+/// README's coverage table: 13 to 32 ns an event on this machine).
+const EVENT_NS: u64 = 20;
+/// Methods are switched off only while the branch events take at least
+/// this share (per mille) of the time: below it, switching saves next to
+/// nothing and costs what a switched-off method can no longer tell (a web
+/// app whose few instrumented methods run a few events a request, inside
+/// milliseconds of framework code).
+const MIN_EVENT_SHARE_PER_MILLE: u64 = 30;
 /// Instructions whose coverage event has fired that the policy can
 /// follow; one more stays traced when it is switched off.
 const SITES: usize = 1 << 17;
@@ -108,6 +117,21 @@ static NOW_MS: AtomicU64 = AtomicU64::new(0);
 /// Added to the clock by the tests' probe.
 static SKEW_MS: AtomicU64 = AtomicU64::new(0);
 static EPOCH: OnceLock<Instant> = OnceLock::new();
+/// Branch events since the policy last looked (written by the GVL holder).
+static EVENTS: AtomicU64 = AtomicU64::new(0);
+/// When the policy last looked (ms, the policy's clock).
+static LAST_LOOK_MS: AtomicU64 = AtomicU64::new(0);
+/// The branch events' share of the time when it last looked (per mille).
+static EVENT_SHARE: AtomicU64 = AtomicU64::new(0);
+/// The tests' probe runs the policy whatever the events' share.
+static PROBING: AtomicBool = AtomicBool::new(false);
+
+/// The hook: one branch event fired (no atomic read-modify-write: only
+/// the GVL holder runs hooks).
+#[inline(always)]
+pub fn count_event() {
+    EVENTS.store(EVENTS.load(Relaxed).wrapping_add(1), Relaxed);
+}
 
 fn clock_ms() -> u64 {
     let epoch = EPOCH.get_or_init(Instant::now);
@@ -169,6 +193,8 @@ pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
         entry.last_new.fetch_max(now, Relaxed);
     }
     quiet.next_check.store(now + CHECK_MS, Relaxed);
+    LAST_LOOK_MS.store(now, Relaxed);
+    EVENTS.store(0, Relaxed);
     quiet
         .quiet_ms
         .store(((seconds * 1000.0) as u64).max(1), Relaxed);
@@ -247,8 +273,17 @@ pub fn note_new(key: (usize, usize), offset: u64) {
     if let Some(entry) = quiet.find_or_add(key.0) {
         entry.encoded.store(key.1, Relaxed);
         entry.last_new.store(NOW_MS.load(Relaxed), Relaxed);
-        if entry.state.load(Relaxed) == GONE {
-            entry.state.store(ON, Relaxed);
+        match entry.state.load(Relaxed) {
+            GONE => entry.state.store(ON, Relaxed),
+            // An instruction kept traced fired: the iseq is switched off
+            // again, that one too, once it is quiet.
+            OFF => {
+                entry.state.store(ON, Relaxed);
+                if let Some(locator) = locator::get() {
+                    locator.mark(key, false);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -308,6 +343,7 @@ pub fn before_input() {
 /// policy's clock `ms` on and runs the policy as between two inputs.
 pub fn tick(ms: u64) {
     SKEW_MS.fetch_add(ms, Relaxed);
+    PROBING.store(true, Relaxed);
     if let Some(quiet) = QUIET.get() {
         quiet.next_check.store(0, Relaxed);
     }
@@ -323,6 +359,13 @@ impl Quiet {
         let next_window = self.next_window.load(Relaxed);
         if next_window != 0 && now >= next_window {
             self.open_window(now);
+            return;
+        }
+        let events = EVENTS.swap(0, Relaxed);
+        let looked = LAST_LOOK_MS.swap(now, Relaxed);
+        let share = events * EVENT_NS / now.saturating_sub(looked).max(1) / 1_000;
+        EVENT_SHARE.store(share, Relaxed);
+        if share < MIN_EVENT_SHARE_PER_MILLE && !PROBING.load(Relaxed) {
             return;
         }
         let quiet = |entry: &Entry| {
@@ -417,8 +460,9 @@ impl Quiet {
 /// Facts for `Ruzzy::Native._coverage_info`: (quiet seconds, iseqs off now,
 /// switched off, switched on, windows, switched on elsewhere, failed,
 /// batches, instructions kept traced in switched-off iseqs as of the last
-/// batch); None when quiet coverage is not on.
-pub fn info() -> Option<[f64; 9]> {
+/// batch, the branch events' share of the time when the policy last
+/// looked, in percent); None when quiet coverage is not on.
+pub fn info() -> Option<[f64; 10]> {
     let quiet = QUIET
         .get()
         .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)?;
@@ -438,5 +482,6 @@ pub fn info() -> Option<[f64; 9]> {
         counts.failed.load(Relaxed) as f64,
         counts.batches.load(Relaxed) as f64,
         counts.arms_kept.load(Relaxed) as f64,
+        EVENT_SHARE.load(Relaxed) as f64 / 10.0,
     ])
 }

@@ -221,18 +221,19 @@ unsafe fn switch_one(functions: &Functions, rebuild: VALUE, iseq: VALUE, off: bo
         unsafe { (functions.trace_set)(iseq, events | COVERAGE_EVENTS) };
         return Switched::Done;
     }
-    if events & COVERAGE_EVENTS == 0 {
-        return Switched::Already;
-    }
+    // Already without coverage events, it may still have instructions
+    // kept traced that have fired since: rebuilt all the same.
     let quiet = events & !COVERAGE_EVENTS;
-    // SAFETY: as above; the instructions stay as they are until the rebuild.
-    unsafe { (functions.trace_set)(iseq, quiet) };
-    // SAFETY: as above.
-    if unsafe { interpreter_layout::iseq_trace_events(iseq) } != quiet {
-        // What the layout reads is not what Ruby wrote: put it back.
+    if quiet != events {
+        // SAFETY: as above; the instructions stay as they are until the rebuild.
+        unsafe { (functions.trace_set)(iseq, quiet) };
         // SAFETY: as above.
-        unsafe { (functions.trace_set)(iseq, events) };
-        return Switched::Failed;
+        if unsafe { interpreter_layout::iseq_trace_events(iseq) } != quiet {
+            // What the layout reads is not what Ruby wrote: put it back.
+            // SAFETY: as above.
+            unsafe { (functions.trace_set)(iseq, events) };
+            return Switched::Failed;
+        }
     }
     let rebuilt = rb::protect(|ruby| {
         // SAFETY: as above; allocates the iseq's wrapper once (Ruby keeps it
