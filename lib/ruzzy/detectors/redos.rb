@@ -7,11 +7,12 @@ module Ruzzy
   module Detectors
     # Regular-expression denial of service: one match that uses more than
     # SECONDS of CPU time. The regexp comparison hooks number each match,
-    # and a watchdog thread, waking every PERIOD, reads which match runs
-    # and the CPU time of the thread running the target; once one match has
-    # used SECONDS since the watchdog first saw it, the watchdog raises the
-    # finding into it (Ruby checks for that inside the match), even when the
-    # program rescues it. CPU time, not the wall clock: a match does not
+    # and a watch (#look, every PERIOD or more often: on the hang watch's
+    # thread when there is one, else on a thread of its own, #watch_alone)
+    # reads which match runs and the CPU time of the thread running the
+    # target; once one match has used SECONDS since the watch first saw it,
+    # it raises the finding into it (Ruby checks for that inside the match),
+    # even when the program rescues it. CPU time, not the wall clock: a match does not
     # become a finding because other processes had the cores, so a campaign
     # on a busy machine reports only what replays on an idle one. Replaying
     # files (libFuzzer's run of given inputs), the limit is SLACK lower, the
@@ -50,7 +51,7 @@ module Ruzzy
             Ruzzy::Native._watch_regexp_timeouts(Regexp::TimeoutError)
           end
           Ruzzy::Native._time_regexp_matches
-          watchdog(Thread.current)
+          @fuzzing = Thread.current
           require_relative "../feedback/compare_hooks" # the extension's, loaded only when fuzzing
           return if CompareHooks.installed?([:regexp])
 
@@ -66,28 +67,41 @@ module Ruzzy
 
         def limit_text
           text = "the limit is #{SECONDS} s"
-          @replaying ? "#{text}, less #{SLACK} s when replaying a file: the watchdog can see a match start late" : text
+          @replaying ? "#{text}, less #{SLACK} s when replaying a file: the watch can see a match start late" : text
         end
 
-        # The thread (started on first call) that raises the finding into
-        # +thread+ when one hooked match has used +limit+ CPU seconds since
-        # the watchdog first saw it running, so a report means at least that.
-        def watchdog(thread)
-          @watchdog = nil unless @watchdog&.alive?
-          @watchdog ||= Thread.new do
-            seen = since = nil
+        # Whether #look has a thread to run it (the detector is installed).
+        def watching?
+          !@fuzzing.nil?
+        end
+
+        # One look at the running match: raises the finding into the thread
+        # running the target when one hooked match has used +limit+ CPU
+        # seconds since a look first saw it running, so a report means at
+        # least that. Called from another thread, PERIOD apart or less.
+        def look
+          pattern, number, cpu = Ruzzy::Native._running_match
+          if number.nil? || cpu.nil? || number != @seen
+            @seen = number
+            @since = cpu
+            return
+          end
+          return if cpu - @since < limit
+
+          @seen = nil
+          @fuzzing.raise(slow_match(pattern, cpu - @since))
+        end
+
+        # A thread that looks every PERIOD, when no other thread does (no
+        # hang watch); started once.
+        def watch_alone
+          return unless watching?
+
+          @watch_alone = nil unless @watch_alone&.alive?
+          @watch_alone ||= Thread.new do
             loop do
               sleep(PERIOD)
-              pattern, number, cpu = Ruzzy::Native._running_match
-              if number.nil? || cpu.nil? || number != seen
-                seen = number
-                since = cpu
-                next
-              end
-              next if cpu - since < limit
-
-              thread.raise(slow_match(pattern, cpu - since))
-              seen = nil
+              look
             end
           end
         end

@@ -75,9 +75,10 @@ module Ruzzy
       # Starts watching with libFuzzer's -timeout +seconds+ (0: none): in a
       # campaign's worker (+findings+, its Findings::Store), stopping hangs
       # (sooner from the first input when one is on file); else only
-      # following them for libFuzzer's report.
-      def start(seconds, findings: nil)
-        return if seconds <= 0 || @thread
+      # following them for libFuzzer's report. Each of +looks+ (callables)
+      # is called on every look too. Returns whether it watches.
+      def start(seconds, findings: nil, looks: [])
+        return !@thread.nil? if seconds <= 0 || @thread
 
         @findings = findings
         @known = []
@@ -86,7 +87,9 @@ module Ruzzy
         fuzzing = Thread.current
         fuzzing.priority = FUZZING_PRIORITY
         @trace = HangTrace.new(fuzzing)
+        @looks = looks
         @thread = Thread.new { watch(fuzzing) }
+        true
       end
 
       # The frames the running input's hang stayed in (HangTrace#finish),
@@ -145,6 +148,7 @@ module Ruzzy
         reported = 0.0
         loop do
           sleep(@known.empty? ? PERIOD : KNOWN_PERIOD)
+          @looks.each(&:call)
           if @findings && Process.clock_gettime(Process::CLOCK_MONOTONIC) - reported >= REACH_SECONDS
             reported = report_reach
             learn(@findings.hang_groups)

@@ -96,7 +96,7 @@ module Ruzzy
       args = prepare(args, hook_groups, detectors, literal_dict)
       @fuzz_called = true
       Findings.context = findings_context
-      Engine::HangWatch.start(args.timeout, findings: @findings) unless args.runs_children?
+      start_watches(args)
       run_driver(target, args, mutator, crossover)
     end
 
@@ -184,6 +184,18 @@ module Ruzzy
       end
 
       Relaunch.exec_ruby(environment, Relaunch::ORIGINAL_WORDS.drop(1))
+    end
+
+    # The threads that watch the running input: the hang watch, which also
+    # looks at the running regexp match for the redos detector, or that
+    # detector's own watch when there is no hang watch (-timeout=0). A
+    # process that runs children instead of the target watches nothing.
+    def start_watches(args)
+      return if args.runs_children?
+
+      looks = Detectors::ReDoS.watching? ? [Detectors::ReDoS.method(:look)] : []
+      watched = Engine::HangWatch.start(args.timeout, findings: @findings, looks:)
+      Detectors::ReDoS.watch_alone unless watched
     end
 
     # Prepares coverage, comparison hooks, the dictionary and the bug
