@@ -16,7 +16,7 @@ module Ruzzy
     # become a finding because other processes had the cores, so a campaign
     # on a busy machine reports only what replays on an idle one. Replaying
     # files (libFuzzer's run of given inputs), the limit is SLACK lower, the
-    # most the watchdog can be late to see a match start on an idle machine:
+    # most the watch can be late to see a match start on an idle machine:
     # a campaign's finding reproduces.
     # Where Ruby has Regexp.timeout (3.2 and later), it is set to
     # BACKSTOP_SECONDS unless the program set one, for matches the hooks do
@@ -28,10 +28,10 @@ module Ruzzy
       # How much CPU time one match may use.
       SECONDS = 1.0
 
-      # How often the watchdog looks.
+      # How often the watch looks (at most: the hang watch looks more often).
       PERIOD = SECONDS / 8
 
-      # How late the watchdog can see a match start: a PERIOD, and Ruby's
+      # How late the watch can see a match start: a PERIOD, and Ruby's
       # thread time slice (100 ms) before it gets to run.
       SLACK = 0.25
 
