@@ -128,9 +128,7 @@ pub fn switch(
     mut done: impl FnMut(usize, usize, bool, Switched),
 ) -> Option<usize> {
     let functions = functions()?;
-    if interpreter_layout::NAME.is_none() {
-        return None;
-    }
+    interpreter_layout::NAME?;
     let mut kept = KEPT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
