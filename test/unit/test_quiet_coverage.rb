@@ -222,11 +222,13 @@ class TestQuietCoverage < Minitest::Test
     refute Ruzzy::LibFuzzerArgs.new(%w[ruzzy -runs=10 -print_final_stats=1 corpus]).reads_coverage?
   end
 
-  # Calls Target.busy REPEAT times an input.
+  # Calls Target.busy REPEAT times an input, and sleeps PAUSE seconds (work
+  # outside the instrumented code, as a web framework's).
   REPEATING_HARNESS = <<~RUBY
     require_relative "target"
     count = 0
     repeat = Integer(ENV.fetch("REPEAT"))
+    pause = Float(ENV.fetch("PAUSE", "0"))
     Ruzzy.fuzz(lambda do |data|
       x = data.bytesize
       repeat.times do
@@ -234,6 +236,7 @@ class TestQuietCoverage < Minitest::Test
       end
       Target.rare(x)
       Target.blocky(data.bytes.first(4))
+      sleep(pause) if pause.positive?
       GC.compact if (count += 1) % 5000 == 0 && GC.respond_to?(:compact)
       File.write("info.txt", Ruzzy::Coverage.info.inspect) if count % 1000 == 0
       nil
@@ -242,14 +245,15 @@ class TestQuietCoverage < Minitest::Test
 
   # A fuzzing run whose methods go quiet within a second: no crash, no
   # finding, methods switched off where branch events take a share of the
-  # time worth saving (REPEAT calls an input), none where they do not;
+  # time worth saving (100 calls an input), none where they do not (one
+  # call among 0.5 ms of other work);
   # --no-quiet-coverage keeps them on, as does the default.
   def test_fuzzing_with_a_short_quiet_time
     in_tmpdir do |dir|
       File.write(File.join(dir, "target.rb"), TARGET)
       harness = write_harness(dir, REPEATING_HARNESS)
-      infos = [1, 100].to_h do |repeat|
-        env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => repeat.to_s }
+      infos = [[1, "0.0005"], [100, "0"]].to_h do |repeat, pause|
+        env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => repeat.to_s, "PAUSE" => pause }
         result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env:)
         assert_exit 0, result
         assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)

@@ -29,11 +29,13 @@
 //! Invariants: never inside an event hook (the caller runs between inputs,
 //! on the thread holding the GVL); the GC is disabled from the heap walk to
 //! the last switch, so the iseqs found stay where they are and alive; the
-//! `rebuild` callable runs under `rb_protect`.
+//! `rebuild` callable runs under `rb_protect`; the instructions kept traced
+//! ([`KEPT`]) are read and written only there, and only in iseqs the walk
+//! found alive, where the untraced word recorded is still in place.
 
 use crate::rb::{self, dl, interpreter_layout};
 use rb_sys::VALUE;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, OnceLock};
 
@@ -137,7 +139,7 @@ pub fn switch(
     // answers whether it already was.
     let was_disabled = unsafe { rb_sys::rb_gc_disable() } == rb_sys::Qtrue as VALUE;
     let mut found: Vec<(VALUE, usize, usize, usize, bool)> = Vec::new();
-    let mut live: Vec<(usize, usize, usize)> = Vec::new();
+    let mut live: HashSet<(usize, usize, usize)> = HashSet::new();
     let mut visit = |value: VALUE| {
         // SAFETY: a live slot handed over by the heap walk.
         if let Some((body, encoded, size)) = unsafe { interpreter_layout::executable_iseq(value) } {
@@ -145,7 +147,7 @@ pub fn switch(
                 found.push((value, body, encoded, size, off));
             }
             if kept.contains_key(&body) {
-                live.push((body, encoded, size));
+                live.insert((body, encoded, size));
             }
         }
     };
