@@ -268,8 +268,8 @@ module Bench
 
   # Average execs/s of the fixed-document harness for +name+ under ruzzy
   # with +flags+, or under Ruzzy 0.8 when +flags+ is nil.
-  def fixed_speed(name, flags, extra = ["-max_total_time=#{SECONDS}"])
-    output, = fixed_run(name, flags, [*extra, "-seed=1", "-print_final_stats=1"])
+  def fixed_speed(name, flags, extra = ["-max_total_time=#{SECONDS}"], env: {})
+    output, = fixed_run(name, flags, [*extra, "-seed=1", "-print_final_stats=1"], env:)
     speed = output[/stat::average_exec_per_sec:\s+(\d+)/, 1]
     raise "no execs/s from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless speed
 
@@ -855,6 +855,48 @@ module Bench
           ["parser", "seed", "coverage", "execs/s", "edges (cov)", "features (ft)", "lines", "branches"], rows)
   end
 
+  # YJIT under ruzzy: execs/s on a fixed document without and with YJIT
+  # (RUBYOPT=--yjit, which every process of the run inherits), untraced,
+  # with every coverage event on and once quiet coverage has switched the
+  # quiet methods off (RUZZY_QUIET_COVERAGE=0.001: after the first input;
+  # no window opens within SECONDS), and what YJIT gains the same work with
+  # no fuzzer (bench/fixed_documents/ruby_coverage.rb none). YJIT compiles
+  # no traced instruction, so every event on keeps most of the code out of it.
+  YJIT_CONFIGURATIONS = {
+    "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
+    "every event on" => [["--no-quiet-coverage"], {}],
+    "quiet methods off" => [[], { "RUZZY_QUIET_COVERAGE" => "0.001" }]
+  }.freeze
+
+  def yjit
+    abort "the yjit section needs a Ruby with YJIT (ruby --yjit)" unless yjit?
+    rows = PARSERS.map do |name|
+      plain = [false, true].map { |jit| yjit_plain_us(name, jit) }
+      cells = YJIT_CONFIGURATIONS.values.flat_map do |flags, env|
+        without, with = [{}, { "RUBYOPT" => "--yjit" }].map { |yjit| fixed_speed(name, flags, env: env.merge(yjit)) }
+        [fmt(without), fmt(with), "#{fmt(with / without, 2)}x"]
+      end
+      [name, "#{fmt(plain.first / plain.last, 2)}x", *cells]
+    end
+    header = ["parser", "YJIT's gain, no fuzzer"] +
+             YJIT_CONFIGURATIONS.keys.flat_map { |label| ["#{label} execs/s", "with YJIT", "gain"] }
+    table("YJIT under ruzzy (#{RUBY_VERSION}): execs/s on a fixed document, #{SECONDS} s each, without and with " \
+          "RUBYOPT=--yjit", header, rows)
+  end
+
+  def yjit?
+    output, = ruby("--yjit", "-e", "print defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?")
+    output == "true"
+  end
+
+  # µs per execution of +name+'s fixed document in a plain loop with no
+  # coverage, with YJIT or without (+jit+).
+  def yjit_plain_us(name, jit)
+    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
+    output, = ruby(*("--yjit" if jit), script, name, "none", SECONDS.to_s)
+    Float(output[/us_per_call: ([\d.]+)/, 1] || raise("no timing from #{script} #{name} yjit=#{jit}:\n#{output}"))
+  end
+
   # Stops the benchmarks unless valgrind is installed.
   def valgrind!(section)
     return if system("which valgrind", out: File::NULL)
@@ -901,7 +943,7 @@ end
 
 SECTIONS = %w[bridge events compare_cost data_provider typed_speed reached overhead overhead_fixed fixed_documents
               parsers campaign workers solves engine_solves engine_parsers detectors detector_cost detector_instructions
-              instructions quiet quiet_reach c_extensions web_rack].freeze
+              instructions quiet quiet_reach yjit c_extensions web_rack].freeze
 chosen = ARGV.empty? ? SECTIONS : ARGV
 unknown = chosen - SECTIONS
 abort "unknown section(s) #{unknown.join(", ")}; choose from #{SECTIONS.join(", ")}" unless unknown.empty?

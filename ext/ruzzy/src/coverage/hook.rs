@@ -191,9 +191,13 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
             "quiet_batches",
             "quiet_arms_kept",
             "quiet_event_share",
+            "quiet_event_ns",
         ];
         for (name, value) in names.into_iter().zip(facts) {
-            if name == "quiet_seconds" || name == "quiet_event_share" {
+            if matches!(
+                name,
+                "quiet_seconds" | "quiet_event_share" | "quiet_event_ns"
+            ) {
                 hash.aset(ruby.to_symbol(name), value)?;
             } else {
                 hash.aset(ruby.to_symbol(name), value as u64)?;

@@ -54,9 +54,17 @@ const FIRST_INTERVAL_MS: u64 = 30_000;
 const MAX_INTERVAL_MS: u64 = 480_000;
 /// The shortest window (ms).
 const MIN_WINDOW_MS: u64 = 2_000;
-/// About what one branch event costs the interpreter and the hook (ns;
-/// README's coverage table: 13 to 32 ns an event on this machine).
+/// About what one branch event costs the interpreter and the hook on the
+/// machine where [`REFERENCE_PS_PER_ROUND`] was measured (ns; README's
+/// coverage table: 13 to 32 ns an event there). Scaled, when the policy
+/// is configured, by how fast the machine running it is ([`calibrate`]):
+/// a slower machine, an emulator or valgrind slows the events and the
+/// rest of the work alike, and the share must not change with it.
 const EVENT_NS: u64 = 20;
+/// Rounds of [`calibration_work`] timed, and what one round took on the
+/// machine of [`EVENT_NS`] (ps, the fastest of eight processes).
+const CALIBRATION_ROUNDS: u64 = 40_000;
+const REFERENCE_PS_PER_ROUND: u64 = 1_670;
 /// Methods are switched off only while the branch events take at least
 /// this share (per mille) of the time: below it, switching saves next to
 /// nothing and costs what a switched-off method can no longer tell (a web
@@ -125,6 +133,8 @@ static LAST_LOOK_MS: AtomicU64 = AtomicU64::new(0);
 static EVENT_SHARE: AtomicU64 = AtomicU64::new(0);
 /// The tests' probe runs the policy whatever the events' share.
 static PROBING: AtomicBool = AtomicBool::new(false);
+/// What one branch event costs on this machine (ps), as [`calibrate`]d.
+static EVENT_PS: AtomicU64 = AtomicU64::new(EVENT_NS * 1000);
 
 /// The hook: one branch event fired (no atomic read-modify-write: only
 /// the GVL holder runs hooks).
@@ -193,12 +203,72 @@ pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
         entry.last_new.fetch_max(now, Relaxed);
     }
     quiet.next_check.store(now + CHECK_MS, Relaxed);
+    EVENT_PS.store(calibrate(), Relaxed);
     LAST_LOOK_MS.store(now, Relaxed);
     EVENTS.store(0, Relaxed);
     quiet
         .quiet_ms
         .store(((seconds * 1000.0) as u64).max(1), Relaxed);
     None
+}
+
+/// A fixed piece of work shaped as an interpreter's is (a call through a
+/// table at every step, the next one chosen by the last result), whose
+/// time says how fast this machine, or the emulator or valgrind running
+/// it, runs the interpreter: a plain arithmetic loop slows 16 times under
+/// valgrind where Ruby slows 50 times, this one 77 times.
+#[inline(never)]
+fn calibration_work(rounds: u64) -> u64 {
+    #[inline(never)]
+    fn rotate(x: u64) -> u64 {
+        x.rotate_left(5) ^ 0x55
+    }
+    #[inline(never)]
+    fn multiply(x: u64) -> u64 {
+        x.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+    #[inline(never)]
+    fn fold(x: u64) -> u64 {
+        x ^ (x >> 11)
+    }
+    #[inline(never)]
+    fn add(x: u64) -> u64 {
+        x.wrapping_add(0x1234_5678)
+    }
+    let steps: [fn(u64) -> u64; 4] = std::hint::black_box([rotate, multiply, fold, add]);
+    let mut x = 1_u64;
+    for _ in 0..rounds {
+        x = steps[(x >> 62) as usize](x);
+    }
+    x
+}
+
+/// What one branch event costs here (ps): [`EVENT_NS`] scaled by how long
+/// [`calibration_work`] takes (the fastest of three runs, about 54 µs each
+/// on the reference machine) against [`REFERENCE_PS_PER_ROUND`], within a
+/// quarter and a thousand times it.
+fn calibrate() -> u64 {
+    let fastest = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(calibration_work(CALIBRATION_ROUNDS));
+            started.elapsed().as_nanos() as u64
+        })
+        .min()
+        .unwrap_or(0);
+    scaled_event_ps(fastest * 1000 / CALIBRATION_ROUNDS)
+}
+
+/// [`EVENT_NS`] in ps, scaled to a machine where a calibration round takes
+/// `ps_per_round`.
+fn scaled_event_ps(ps_per_round: u64) -> u64 {
+    let nominal = EVENT_NS * 1000;
+    (nominal * ps_per_round / REFERENCE_PS_PER_ROUND).clamp(nominal / 4, nominal * 1000)
+}
+
+/// The branch events' share of `elapsed_ms` (per mille), at `event_ps` each.
+fn share_per_mille(events: u64, event_ps: u64, elapsed_ms: u64) -> u64 {
+    events.saturating_mul(event_ps) / elapsed_ms.max(1) / 1_000_000
 }
 
 /// The key of the instruction at `pos` of the iseq (body, instruction
@@ -363,7 +433,7 @@ impl Quiet {
         }
         let events = EVENTS.swap(0, Relaxed);
         let looked = LAST_LOOK_MS.swap(now, Relaxed);
-        let share = events * EVENT_NS / now.saturating_sub(looked).max(1) / 1_000;
+        let share = share_per_mille(events, EVENT_PS.load(Relaxed), now.saturating_sub(looked));
         EVENT_SHARE.store(share, Relaxed);
         if share < MIN_EVENT_SHARE_PER_MILLE && !PROBING.load(Relaxed) {
             return;
@@ -461,8 +531,9 @@ impl Quiet {
 /// switched off, switched on, windows, switched on elsewhere, failed,
 /// batches, instructions kept traced in switched-off iseqs as of the last
 /// batch, the branch events' share of the time when the policy last
-/// looked, in percent); None when quiet coverage is not on.
-pub fn info() -> Option<[f64; 10]> {
+/// looked, in percent, and what an event costs here, in ns, as
+/// calibrated); None when quiet coverage is not on.
+pub fn info() -> Option<[f64; 11]> {
     let quiet = QUIET
         .get()
         .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)?;
@@ -483,5 +554,37 @@ pub fn info() -> Option<[f64; 10]> {
         counts.batches.load(Relaxed) as f64,
         counts.arms_kept.load(Relaxed) as f64,
         EVENT_SHARE.load(Relaxed) as f64 / 10.0,
+        EVENT_PS.load(Relaxed) as f64 / 1000.0,
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_share_is_the_same_on_a_machine_ten_times_slower() {
+        // 1.5 million events of 20 ns in one second: 3%, the threshold.
+        let here = share_per_mille(1_500_000, scaled_event_ps(REFERENCE_PS_PER_ROUND), 1_000);
+        assert_eq!(here, MIN_EVENT_SHARE_PER_MILLE);
+        // Ten times slower (valgrind, an emulator): a tenth of the events
+        // in the same second, each ten times dearer.
+        let slow = share_per_mille(150_000, scaled_event_ps(REFERENCE_PS_PER_ROUND * 10), 1_000);
+        assert_eq!(slow, here);
+    }
+
+    #[test]
+    fn the_calibration_stays_within_its_bounds() {
+        assert_eq!(scaled_event_ps(0), EVENT_NS * 1000 / 4);
+        assert_eq!(
+            scaled_event_ps(u64::MAX / 1_000_000),
+            EVENT_NS * 1000 * 1000
+        );
+        let here = calibrate();
+        assert!(
+            (EVENT_NS * 250..=EVENT_NS * 1_000_000).contains(&here),
+            "{here}"
+        );
+        assert_eq!(share_per_mille(u64::MAX, u64::MAX, 0), u64::MAX / 1_000_000);
+    }
 }
