@@ -1,10 +1,17 @@
 # What the bin/ scripts share, sourced by them (`. bin/lib/common.bash`,
-# from the checkout's root): ruzzy's version, the Debian mirror, and Debian
-# roots made with mmdebstrap, stamped with what they were made from. A
-# script that sources it defines die() first.
+# from the checkout's root): ruzzy's version, cargo, the Debian mirror,
+# Debian roots made with mmdebstrap (stamped with what they were made from),
+# and the usage text. A script whose calls here may die defines die() first.
 
 # Ruzzy::VERSION, from the checkout.
 ruzzy_version() { ruby -e 'require_relative "lib/ruzzy/version"; print Ruzzy::VERSION'; }
+
+# cargo_on_path: rustup's ~/.cargo/bin on PATH when cargo is not on it.
+cargo_on_path() {
+  if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+}
 
 # The Debian mirror: RUZZY_DEBIAN_MIRROR, else the host's apt sources.
 debian_mirror() {
@@ -22,10 +29,9 @@ NO_VALID_UNTIL='Acquire::Check-Valid-Until "false"'
 # stamped DIR STAMP: whether DIR is a root made from exactly STAMP.
 stamped() { [ -f "$1/.ruzzy-stamp" ] && [ "$(cat "$1/.ruzzy-stamp")" = "$2" ]; }
 
-# debian_root VARIANT ARCH DIR STAMP SUITE PACKAGES...: DIR made afresh by
-# mmdebstrap (--variant=VARIANT) with the ARCH PACKAGES of SUITE, stamped
-# STAMP. sid comes with experimental, a backports suite with its release
-# (name a package's suite as PACKAGE/SUITE).
+# debian_root VARIANT ARCH DIR STAMP SUITE PACKAGES...: DIR made afresh by mmdebstrap
+# (--variant=VARIANT) with the ARCH PACKAGES of SUITE, stamped STAMP. sid comes with
+# experimental, a backports suite with its release (name a package's as PACKAGE/SUITE).
 debian_root() {
   local variant=$1 arch=$2 dir=$3 stamp=$4 suite=$5; shift 5
   local m base include sources
@@ -61,10 +67,9 @@ relative_links() {
   touch "$dir/.ruzzy-relative"
 }
 
-# sysroot_compilers DIR CC CXX FLAGS...: DIR/cc and DIR/c++, the compilers
-# CC and CXX (with libstdc++ linked statically) given FLAGS (a sysroot, a
-# target), every -lstdc++ (the cc crate's, the preloads') turned into the
-# static library.
+# sysroot_compilers DIR CC CXX FLAGS...: DIR/cc and DIR/c++, the compilers CC and CXX
+# (with libstdc++ linked statically) given FLAGS (a sysroot, a target), every
+# -lstdc++ (the cc crate's, the preloads') turned into the static library.
 sysroot_compilers() {
   local dir=$1 cc=$2 cxx=$3 tool driver; shift 3
   mkdir -p "$dir"
@@ -83,3 +88,7 @@ SH
 
 # usage: the calling script's header comment, its usage.
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+# needs N COUNT USAGE: dies with "usage: USAGE" unless COUNT (the arguments
+# given) is N or more.
+needs() { [ "$2" -ge "$1" ] || die "usage: $3"; }
