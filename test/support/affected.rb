@@ -14,7 +14,8 @@
 #
 # A guess from names, not a coverage map: the full bin/test is still what
 # a change must pass. Run as a script, prints one line per changed file
-# (to stderr) and the test files (to stdout).
+# (to stderr) and the test files (to stdout); with --ruby, the changed
+# files rubocop checks instead.
 module Affected
   ROOT = File.expand_path("../..", __dir__)
 
@@ -30,6 +31,12 @@ module Affected
       (`git diff --name-only HEAD`.lines + `git ls-files --others --exclude-standard`.lines)
         .map(&:chomp).uniq.select { |path| File.file?(path) }
     end
+  end
+
+  # The changed files rubocop checks (its Include list: Ruby files, the
+  # Rakefile, Gemfile, gemspec and the ruzzy executable).
+  def ruby_files(paths = changed)
+    paths.grep(%r{\.(rb|gemspec)\z|\A(Rakefile|Gemfile|exe/ruzzy)\z})
   end
 
   def quick_tests
@@ -58,7 +65,9 @@ module Affected
   end
 end
 
-if $PROGRAM_NAME == __FILE__
+if $PROGRAM_NAME == __FILE__ && ARGV == ["--ruby"]
+  puts Affected.ruby_files
+elsif $PROGRAM_NAME == __FILE__
   paths = Affected.changed
   warn "affected: nothing changed against HEAD" if paths.empty?
   paths.each do |path|

@@ -26,4 +26,10 @@ class TestAffected < Minitest::Test
     assert_equal "mention libfuzzer_args", why
     files.each { |file| assert_match(/\blibfuzzer_args\b/i, File.read(file)) }
   end
+
+  def test_rubocop_gets_the_changed_files_it_checks
+    changed = %w[lib/ruzzy/gen.rb Rakefile Gemfile ruzzy.gemspec exe/ruzzy bin/test README.md
+                 ext/ruzzy/src/lib.rs lib/ruzzy/3.1/ruzzy_ext.so]
+    assert_equal %w[lib/ruzzy/gen.rb Rakefile Gemfile ruzzy.gemspec exe/ruzzy], Affected.ruby_files(changed)
+  end
 end
