@@ -258,12 +258,18 @@ module Bench
   # it over µs without, the floor under coverage from the interpreter's
   # events.
   def ruby_coverage_cost(name)
-    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
-    with, without = %w[branches none].map do |mode|
-      output, = ruby(script, name, mode, SECONDS.to_s)
-      Float(output[/us_per_call: ([\d.]+)/, 1] || raise("no timing from #{script} #{name} #{mode}:\n#{output}"))
-    end
+    with, without = %w[branches none].map { |mode| plain_loop_us(name, mode) }
     with / without
+  end
+
+  # µs per execution of +name+'s fixed document in a plain loop with no
+  # fuzzer (bench/fixed_documents/ruby_coverage.rb), with Ruby's branch
+  # coverage ("branches") or none, given +ruby_options+ ("--yjit").
+  def plain_loop_us(name, mode, *ruby_options)
+    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
+    output, = ruby(*ruby_options, script, name, mode, SECONDS.to_s)
+    Float(output[/us_per_call: ([\d.]+)/, 1] ||
+          raise("no timing from #{script} #{name} #{mode} #{ruby_options.join(" ")}:\n#{output}"))
   end
 
   # Average execs/s of the fixed-document harness for +name+ under ruzzy
@@ -860,8 +866,7 @@ module Bench
   # with every coverage event on and once quiet coverage has switched the
   # quiet methods off (RUZZY_QUIET_COVERAGE=0.001: after the first input;
   # no window opens within SECONDS), and what YJIT gains the same work with
-  # no fuzzer (bench/fixed_documents/ruby_coverage.rb none). YJIT compiles
-  # no traced instruction, so every event on keeps most of the code out of it.
+  # no fuzzer (bench/fixed_documents/ruby_coverage.rb none).
   YJIT_CONFIGURATIONS = {
     "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
     "every event on" => [["--no-quiet-coverage"], {}],
@@ -871,7 +876,7 @@ module Bench
   def yjit
     abort "the yjit section needs a Ruby with YJIT (ruby --yjit)" unless yjit?
     rows = PARSERS.map do |name|
-      plain = [false, true].map { |jit| yjit_plain_us(name, jit) }
+      plain = [[], ["--yjit"]].map { |options| plain_loop_us(name, "none", *options) }
       cells = YJIT_CONFIGURATIONS.values.flat_map do |flags, env|
         without, with = [{}, { "RUBYOPT" => "--yjit" }].map { |yjit| fixed_speed(name, flags, env: env.merge(yjit)) }
         [fmt(without), fmt(with), "#{fmt(with / without, 2)}x"]
@@ -887,14 +892,6 @@ module Bench
   def yjit?
     output, = ruby("--yjit", "-e", "print defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?")
     output == "true"
-  end
-
-  # µs per execution of +name+'s fixed document in a plain loop with no
-  # coverage, with YJIT or without (+jit+).
-  def yjit_plain_us(name, jit)
-    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
-    output, = ruby(*("--yjit" if jit), script, name, "none", SECONDS.to_s)
-    Float(output[/us_per_call: ([\d.]+)/, 1] || raise("no timing from #{script} #{name} yjit=#{jit}:\n#{output}"))
   end
 
   # Stops the benchmarks unless valgrind is installed.
