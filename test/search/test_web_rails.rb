@@ -7,9 +7,9 @@ require_relative "../support/web_examples"
 # is reported by the bug it plants, a campaign from an empty corpus finds
 # the bugs behind names it learns from the app, and the app with its bugs
 # fixed (RUZZY_EXAMPLE_FIXED=1) answers each request and gives no finding
-# from an empty corpus. The
-# app is a Rails app of Debian's packages (Rails 6.1 on Debian 12, 7.2 in
-# the chroots): without Rails these tests fail, they are not skipped.
+# from an empty corpus. The app is a Rails app of Debian's packages (Rails
+# 6.1 on Debian 12, 7.2 in the chroots): without Rails these tests fail,
+# they are not skipped.
 class TestWebRailsSearch < Minitest::Test
   include WebExamples
 
