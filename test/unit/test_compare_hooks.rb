@@ -40,6 +40,7 @@ class TestCompareHooks < Minitest::Test
                  hooked.stdout)
     redefined = ":redefined_while_fuzzing"
     assert_includes hooked.stdout, "redefined Hash and Integer: [#{redefined}, #{redefined}, true, #{redefined}, 3]\n"
+    assert_includes hooked.stdout, "redefined Symbol: [#{redefined}, #{redefined}, false, true, false]\n"
   end
 
   # libFuzzer keys its tables of recent comparisons by the low 12 bits of

@@ -15,12 +15,14 @@
 //! 5. [`quiet`]: twice a second, switches the coverage of quiet methods and
 //!    blocks off, or all of it on again for a window (runs Ruby code then:
 //!    between inputs, never inside a hook);
+//! 6. [`reported_pairs`]: every few inputs, forgets which comparisons it
+//!    reported, so that they are reported once more;
 //!
 //! then before every run of the target on it (a slow input runs twice:
 //! [`before_rerun`] starts the second run with these only):
-//! 6. [`hook`]: forgets the previous location and counts the call itself;
-//! 7. [`numbers`]: forgets the previous run's conversions;
-//! 8. [`target_state`]: the input and its start, for signal handlers and
+//! 7. [`hook`]: forgets the previous location and counts the call itself;
+//! 8. [`numbers`]: forgets the previous run's conversions;
+//! 9. [`target_state`]: the input and its start, for signal handlers and
 //!    the hang watch (last, so its clock times the target alone).
 //!
 //! After every run of the target ([`after_input`]), filling [`InputOutcome`]:
@@ -44,7 +46,7 @@
 use crate::coverage::{hook, quiet};
 use crate::detectors::held_findings;
 use crate::engine::{blind_map, run_limits, signals, stack_depth};
-use crate::feedback::numbers;
+use crate::feedback::{numbers, reported_pairs};
 use crate::findings::sanitizer_stack;
 use crate::process::target_state;
 use rb_sys::VALUE;
@@ -68,6 +70,7 @@ pub fn before_input(data: *const u8, size: usize) {
     blind_map::before_input();
     stack_depth::before_input();
     quiet::before_input();
+    reported_pairs::before_input();
     before_rerun(data, size);
 }
 

@@ -10,6 +10,10 @@
 //! address inside the stub is the site's PC. The memcmp/memmem hooks take
 //! the PC as an argument.
 //!
+//! A site that compares the same operands again within a few inputs is
+//! reported once ([`reported_pairs`]): libFuzzer learns nothing new from the
+//! repeats.
+//!
 //! Callers are located by the process's one [`locator`]: a comparison made
 //! by code that is not instrumented (ruzzy itself, RubyGems, excluded
 //! paths) has no site and is not reported. Locating has no side effect; a
@@ -21,6 +25,8 @@
 
 use crate::coverage::location::{self, mix};
 use crate::coverage::locator;
+use crate::coverage::path_registry::hash_bytes;
+use crate::feedback::reported_pairs;
 use crate::process::libfuzzer;
 use crate::rb::value::Frame;
 use std::cell::UnsafeCell;
@@ -202,6 +208,37 @@ fn pc(site: SiteId) -> *const c_void {
     stubs.wrapping_add(site.stub * STUB_BYTES + RETURN_OFFSET) as *const c_void
 }
 
+/// What kind of report a hash stands for, so that equal operands of an
+/// integer comparison, a division and a byte comparison do not share one.
+const CMP8: u64 = 1;
+const DIV8: u64 = 2;
+const SUBSTRING: u64 = 3;
+const VALUES: u64 = 4;
+/// A byte comparison reported from `slots` PCs: `BYTES + slots`.
+const BYTES: u64 = 5;
+
+/// Whether `operands` (a hash of them) compared at `site` in a report of
+/// `kind` have not been reported in this epoch (see [`reported_pairs`]).
+#[inline(always)]
+fn fresh(site: SiteId, kind: u64, operands: u64) -> bool {
+    reported_pairs::first_this_epoch(mix(operands ^ ((site.stub as u64) << 16 | kind)))
+}
+
+/// Whether the values `a` and `b`, each standing for its contents (a
+/// Symbol for its name), have not been compared at `site` in this epoch.
+/// Lets a hook skip reading operands it would report again.
+#[inline(always)]
+pub fn fresh_values(site: SiteId, a: u64, b: u64) -> bool {
+    fresh(site, VALUES, mix(a) ^ b)
+}
+
+/// A hash of a byte operand as libFuzzer reads it: its length and its first
+/// `MAX_BYTES` bytes.
+#[inline(always)]
+fn bytes_hash(bytes: &[u8]) -> u64 {
+    hash_bytes(&bytes[..bytes.len().min(MAX_BYTES)]) ^ bytes.len() as u64
+}
+
 #[inline(always)]
 fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
     // SAFETY: `hook` takes at most two u64 arguments and returns nothing;
@@ -215,12 +252,18 @@ fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
 /// Reports an integer comparison.
 #[inline(always)]
 pub fn cmp8(site: SiteId, a: u64, b: u64) {
+    if !fresh(site, CMP8, mix(a) ^ b) {
+        return;
+    }
     call_at(site, libfuzzer::get().trace_cmp8 as *const c_void, a, b);
 }
 
 /// Reports an integer divisor.
 #[inline(always)]
 pub fn div8(site: SiteId, divisor: u64) {
+    if !fresh(site, DIV8, divisor) {
+        return;
+    }
     call_at(
         site,
         libfuzzer::get().trace_div8 as *const c_void,
@@ -246,7 +289,13 @@ pub fn bytes(site: SiteId, a: &[u8], b: &[u8]) {
 /// comparison may take that slot; a proposal in `slots` slots is drawn
 /// `slots` times as often and outlives more of them.
 pub fn bytes_in_slots(site: SiteId, a: &[u8], b: &[u8], slots: usize) {
-    if a == b {
+    if a == b
+        || !fresh(
+            site,
+            BYTES + slots as u64,
+            bytes_hash(a) ^ mix(bytes_hash(b)),
+        )
+    {
         return;
     }
     if a.len() != b.len() {
@@ -285,7 +334,8 @@ pub fn bytes_in_slots(site: SiteId, a: &[u8], b: &[u8], slots: usize) {
 
 /// Reports a substring search for `needle` in `haystack`.
 pub fn substring(site: SiteId, haystack: &[u8], needle: &[u8]) {
-    if needle.len() < 2 {
+    // libFuzzer keeps the needle only.
+    if needle.len() < 2 || !fresh(site, SUBSTRING, bytes_hash(needle)) {
         return;
     }
     // SAFETY: both slices are valid for their lengths; libFuzzer only

@@ -2,7 +2,8 @@
 //! to libFuzzer's comparison hooks so that it can put those values into new
 //! inputs. [`compare_hooks`] holds the one table of hooked methods (one
 //! module per receiver type); they report through [`compare_sites`] (one PC
-//! per Ruby call site), [`numbers`] (numbers spelt in the input's text or
+//! per Ruby call site; [`reported_pairs`] skips operands it reported
+//! lately), [`numbers`] (numbers spelt in the input's text or
 //! read from its bytes, where [`unpack_format`] says) and [`regex_model`]
 //! (what a Regexp would have matched; [`recent_failures`] says which
 //! failed matches are worth modelling). [`harness_guidance`]
@@ -22,6 +23,7 @@ pub mod harness_guidance;
 pub mod numbers;
 pub mod recent_failures;
 pub mod regex_model;
+pub mod reported_pairs;
 pub mod running_match;
 pub mod unpack_format;
 pub mod wanted;
