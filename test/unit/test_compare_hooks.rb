@@ -41,6 +41,7 @@ class TestCompareHooks < Minitest::Test
     redefined = ":redefined_while_fuzzing"
     assert_includes hooked.stdout, "redefined Hash and Integer: [#{redefined}, #{redefined}, true, #{redefined}, 3]\n"
     assert_includes hooked.stdout, "redefined Symbol: [#{redefined}, #{redefined}, false, true, false]\n"
+    assert_includes hooked.stdout, "redefined Array#include?: [#{redefined}, #{redefined}]\n"
   end
 
   # libFuzzer keys its tables of recent comparisons by the low 12 bits of

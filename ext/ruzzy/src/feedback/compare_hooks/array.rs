@@ -4,10 +4,12 @@
 //! that `ALLOWED.include?(input)` and `list.include?(31_337)` lead libFuzzer
 //! to the values the Array holds.
 //!
-//! No fast path: each hook calls `super` first and reports only after a
-//! miss, so results (and the `==` calls Ruby makes) are unchanged.
+//! Each hook runs the search first (`super`) and reports only after a miss,
+//! so results (and the `==` calls Ruby makes) are unchanged. Fast path:
+//! while `include?` is Ruby's own, the hook calls its C function
+//! (`rb_ary_includes`, public API) instead of `super`.
 
-use super::{Hook, HookModule};
+use super::{builtin, FastPath, Hook, HookModule};
 use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
@@ -20,7 +22,7 @@ pub const HOOKS: HookModule = HookModule {
     class: c"Array",
     module: "ArrayHooks",
     hooks: &[
-        Hook::new(&[c"include?"], Function::One(include_p)),
+        Hook::new(&[c"include?"], Function::One(include_p)).fast(FastPath::ArrayInclude),
         Hook::new(&[c"index", c"find_index"], Function::Var(index)),
     ],
 };
@@ -33,7 +35,15 @@ unsafe extern "C" fn include_p(this: VALUE, value: VALUE) -> VALUE {
     let args = [value];
     // SAFETY: called by the interpreter as a method with these arguments.
     let mut call = unsafe { MethodCall::with_args(&args) };
-    let found = call.call_super();
+    let found = if builtin(FastPath::ArrayInclude) {
+        // SAFETY: `this` is an Array (the hook is prepended to Array only)
+        // and Array#include? is this function; an exception it raises
+        // (from an element's `==`) unwinds through this frame, which owns
+        // nothing.
+        unsafe { rb_sys::rb_ary_includes(this, value) }
+    } else {
+        call.call_super()
+    };
     if found == Qfalse as VALUE {
         report_miss(&call, this, value);
     }

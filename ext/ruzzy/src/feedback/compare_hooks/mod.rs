@@ -198,6 +198,7 @@ fast_paths!(
     HashHasKey,
     HashInclude,
     HashMember,
+    ArrayInclude,
     IntegerDiv,
     IntegerMod,
     IntegerDivInt,
