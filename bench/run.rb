@@ -818,24 +818,40 @@ module Bench
   # policy's first batch.
   QUIET_RUNS = { "uri" => [2000, 4000], "ipaddr" => [2000, 4000], "time" => [2000, 4000] }.freeze
 
-  # Quiet coverage (docs/coverage.md) per execution on a fixed document:
-  # instructions untraced, with every coverage event on
-  # (--no-quiet-coverage), and once the methods that find nothing new are
-  # switched off (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every
-  # method is quiet after the first input; counted from the input after
-  # which the first batch has run, QUIET_RUNS or 400 to 800, the same
-  # inputs in every column).
+  # Quiet coverage (docs/coverage.md) per execution on a fixed document,
+  # untraced, with every coverage event on (--no-quiet-coverage), and once
+  # the methods that find nothing new are switched off
+  # (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every method is quiet
+  # after the first input): instructions (callgrind; counted from the input
+  # after which the first batch has run, QUIET_RUNS or 400 to 800, the same
+  # inputs in every column), then execs/s in SECONDS of each (wall time, one
+  # process at a time).
+  QUIET_CONFIGURATIONS = {
+    "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
+    "every event on" => [["--no-quiet-coverage"], {}],
+    "quiet methods off" => [[], { "RUZZY_QUIET_COVERAGE" => "0.001" }]
+  }.freeze
+
   def quiet
     valgrind!("quiet")
     rows = PARSERS.map do |name|
       runs = QUIET_RUNS.fetch(name, [400, 800])
-      untraced = fixed_instructions(name, FIXED_CONFIGURATIONS["untraced"], runs:)
-      on = fixed_instructions(name, ["--no-quiet-coverage"], runs:)
-      off = fixed_instructions(name, [], runs:, env: { "RUZZY_QUIET_COVERAGE" => "0.001" })
-      [name, fmt(untraced), fmt(on), "#{fmt(on.fdiv(untraced), 2)}x", fmt(off), "#{fmt(off.fdiv(untraced), 2)}x"]
+      counts = QUIET_CONFIGURATIONS.values.map { |flags, env| fixed_instructions(name, flags, runs:, env:) }
+      seconds = QUIET_CONFIGURATIONS.values.map { |flags, env| 1 / fixed_speed(name, flags, env:) }
+      [name, *quiet_cells(counts) { |count| fmt(count) }, *quiet_cells(seconds) { |per_exec| fmt(1 / per_exec) }]
     end
-    table("Quiet coverage: instructions per execution on a fixed document (callgrind, the same inputs in each column)",
-          ["parser", "untraced", "every event on", "on / untraced", "quiet methods off", "off / untraced"], rows)
+    labels = QUIET_CONFIGURATIONS.keys.drop(1)
+    header = ["parser", "untraced", *labels.flat_map { |label| [label, "/ untraced"] }]
+    table("Quiet coverage per execution on a fixed document: instructions (callgrind, the same inputs in each " \
+          "column), then execs/s (#{SECONDS} s each)", [*header, *header.drop(1).map { |cell| "#{cell} (wall)" }], rows)
+  end
+
+  # The cells of one measure: untraced, then each configuration and its
+  # cost over untraced (+costs+ per execution, untraced first), each
+  # written by the block.
+  def quiet_cells(costs, &write)
+    untraced = costs.first
+    [write.call(untraced), *costs.drop(1).flat_map { |cost| [write.call(cost), "#{fmt(cost.fdiv(untraced), 2)}x"] }]
   end
 
   # What quiet coverage costs in bug-finding power: one run of
