@@ -110,6 +110,22 @@ class TestFindings < Minitest::Test
     assert_equal "timeout in scan_loop (scanner.c) < scanner_scan (scanner.c)", groups.last.title
   end
 
+  # The alarm may land in a procedure linkage table stub (the jump through
+  # which the extension calls libFuzzer's comparison hook), which the
+  # symbolizer names after the object's _init: still the same group, also
+  # from a report whose DEDUP_TOKEN named _init.
+  def test_a_hang_interrupted_in_a_linkage_stub_is_the_same_group
+    headline = "==1== ERROR: libFuzzer: timeout after 1 seconds\n"
+    loop = "0x7f02 in scanner_scan /src/ext/scanner.c:18:23\n"
+    stub = "0x7f01 in _init (/tmp/x/scanner.so+0x2110) (BuildId: 827c)\n"
+    groups = [[[loop], "scanner_scan"], [[stub, loop], "scanner_scan"], [[stub, loop], "_init--scanner_scan"]]
+    tokens = groups.map do |frames, token|
+      stack = frames.each_with_index.map { |frame, index| "    ##{index} #{frame}" }.join
+      Identity.of_report("#{headline}#{stack}\nDEDUP_TOKEN: #{token}\n").token
+    end
+    assert_equal ["timeout--timeout--scanner_scan@scanner.c"], tokens.uniq
+  end
+
   # Ruby 3.4 names a method with its owner (Object#spin), 3.3 without.
   def test_a_hang_is_one_group_on_every_ruby
     groups = ["Object#spin", "spin"].map do |name|

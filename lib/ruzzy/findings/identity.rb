@@ -38,10 +38,12 @@ module Ruzzy
       # by a sanitizer preload with its DEDUP_TOKEN (token_frames).
       INTERRUPTED_STACK_KINDS = GROUP_KINDS.values_at(:timeout, :signal).freeze
 
-      # Frames of the sanitizer runtimes, libFuzzer and libc's entry points:
+      # Frames of the sanitizer runtimes, libFuzzer and libc's entry points,
+      # and the procedure linkage table stubs a signal may interrupt (no
+      # symbol of their own: named after the object's _init or _fini):
       # never the code that has the bug.
       RUNTIME_FRAME = /\A(?:_*(?:asan|ubsan|lsan|sanitizer|interceptor|interceptor_trampoline)_|
-                          __libc_|fuzzer::|(?:_start|main|malloc|calloc|realloc|free)\z)/x
+                          __libc_|fuzzer::|(?:_start|main|malloc|calloc|realloc|free|_init|_fini)\z)/x
 
       # The kind of a failure of ruzzy itself or of a sanitizer runtime, not
       # of the fuzz target: a sanitizer's own check failing (AddressSanitizer

@@ -208,6 +208,15 @@ static const char *next_string(const char *text, const char *end) {
   return next < end && *next ? next : NULL;
 }
 
+/* Whether a frame's function name is one the symbolizer gives code that
+ * is no function of the target's: a PC in a procedure linkage table stub
+ * (the jump through which a shared object calls another's function, where
+ * a signal may land) has no symbol of its own and is named after the
+ * nearest one before it, the object's `_init` (or `_fini`). */
+static int is_linker_stub(const char *name) {
+  return strcmp(name, "_init") == 0 || strcmp(name, "_fini") == 0;
+}
+
 /* Prints the native stack from the frame a signal interrupted, as the
  * sanitizer prints a stack trace, and its DEDUP_TOKEN line; 0 when there
  * is no such frame (not called from a signal handler) or ruzzy_ext
@@ -244,7 +253,7 @@ static int print_interrupted_stack(void) {
          name = next_string(name, names + sizeof names)) {
       size_t length = strlen(name);
       if (length == 0 || strcmp(name, "??") == 0 || strcmp(name, "<null>") == 0 ||
-          token_length + length + 4 > sizeof token)
+          is_linker_stub(name) || token_length + length + 4 > sizeof token)
         continue;
       if (named++ > 0) {
         memcpy(token + token_length, "--", 2);
