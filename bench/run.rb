@@ -819,13 +819,16 @@ module Bench
   QUIET_RUNS = { "uri" => [2000, 4000], "ipaddr" => [2000, 4000], "time" => [2000, 4000] }.freeze
 
   # Quiet coverage (docs/coverage.md) per execution on a fixed document,
-  # untraced, with every coverage event on (--no-quiet-coverage), and once
-  # the methods that find nothing new are switched off
-  # (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every method is quiet
-  # after the first input): instructions (callgrind; counted from the input
-  # after which the first batch has run, QUIET_RUNS or 400 to 800, the same
-  # inputs in every column), then execs/s in SECONDS of each (wall time, one
-  # process at a time).
+  # in one run: untraced, with every coverage event on
+  # (--no-quiet-coverage), and once the methods that find nothing new are
+  # switched off (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every
+  # method is quiet after the first input); beside them Ruby's own branch
+  # coverage in a plain loop (its cost over the same loop without it), and
+  # Ruzzy 0.8 when BENCH_RUZZY_0_8_HOME names its gem home. First
+  # instructions (callgrind; counted from the input after which the first
+  # batch has run, QUIET_RUNS or 400 to 800, the same inputs in every
+  # column), then the same columns in wall time (execs/s in SECONDS of
+  # each, one process at a time; Ruby's coverage as µs per execution).
   QUIET_CONFIGURATIONS = {
     "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
     "every event on" => [["--no-quiet-coverage"], {}],
@@ -834,24 +837,52 @@ module Bench
 
   def quiet
     valgrind!("quiet")
-    rows = PARSERS.map do |name|
+    measured = PARSERS.to_h do |name|
       runs = QUIET_RUNS.fetch(name, [400, 800])
-      counts = QUIET_CONFIGURATIONS.values.map { |flags, env| fixed_instructions(name, flags, runs:, env:) }
-      seconds = QUIET_CONFIGURATIONS.values.map { |flags, env| 1 / fixed_speed(name, flags, env:) }
-      [name, *quiet_cells(counts) { |count| fmt(count) }, *quiet_cells(seconds) { |per_exec| fmt(1 / per_exec) }]
+      [name, { instructions: quiet_instructions(name, runs), seconds: quiet_seconds(name) }]
     end
-    labels = QUIET_CONFIGURATIONS.keys.drop(1)
-    header = ["parser", "untraced", *labels.flat_map { |label| [label, "/ untraced"] }]
-    table("Quiet coverage per execution on a fixed document: instructions (callgrind, the same inputs in each " \
-          "column), then execs/s (#{SECONDS} s each)", [*header, *header.drop(1).map { |cell| "#{cell} (wall)" }], rows)
+    labels = [*QUIET_CONFIGURATIONS.keys.drop(1), *("Ruzzy 0.8" if RUZZY_0_8_HOME)]
+    header = ["parser", "untraced", "Ruby's branch coverage / its loop without",
+              *labels.flat_map { |label| [label, "/ untraced"] }, "quiet / Ruby's branch coverage"]
+    header << "Ruzzy 0.8 / quiet" if RUZZY_0_8_HOME
+    { instructions: "instructions (callgrind, the same inputs in each column)",
+      seconds: "execs/s (#{SECONDS} s each, one process at a time)" }.each do |measure, title|
+      rows = measured.map { |name, costs| [name, *quiet_cells(costs[measure], measure)] }
+      table("Quiet coverage per execution on a fixed document: #{title}", header, rows)
+    end
   end
 
-  # The cells of one measure: untraced, then each configuration and its
-  # cost over untraced (+costs+ per execution, untraced first), each
-  # written by the block.
-  def quiet_cells(costs, &write)
-    untraced = costs.first
-    [write.call(untraced), *costs.drop(1).flat_map { |cost| [write.call(cost), "#{fmt(cost.fdiv(untraced), 2)}x"] }]
+  # Instructions per execution: untraced, each configuration and Ruzzy 0.8
+  # (when measured) under a fuzzer, and the plain loop's ratio with and
+  # without Ruby's branch coverage.
+  def quiet_instructions(name, runs)
+    fuzzed = QUIET_CONFIGURATIONS.values.map { |flags, env| fixed_instructions(name, flags, runs:, env:) }
+    fuzzed << fixed_instructions(name, nil, runs:) if RUZZY_0_8_HOME
+    coverage = %w[branches none].map { |mode| plain_loop_instructions(name, mode, runs) }
+    { fuzzed:, coverage: coverage.first / coverage.last }
+  end
+
+  # Seconds per execution, as quiet_instructions.
+  def quiet_seconds(name)
+    fuzzed = QUIET_CONFIGURATIONS.values.map { |flags, env| 1 / fixed_speed(name, flags, env:) }
+    fuzzed << (1 / fixed_speed(name, nil)) if RUZZY_0_8_HOME
+    { fuzzed:, coverage: ruby_coverage_cost(name) }
+  end
+
+  # The cells of one measure (+costs+ from quiet_instructions or
+  # quiet_seconds): untraced, Ruby's branch coverage, each configuration
+  # and its cost over untraced, quiet over Ruby's coverage, and Ruzzy 0.8
+  # over quiet.
+  def quiet_cells(costs, measure)
+    untraced, *configured = costs[:fuzzed]
+    write = measure == :seconds ? ->(cost) { fmt(1 / cost) } : ->(cost) { fmt(cost) }
+    ratio = ->(cost) { "#{fmt(cost, 2)}x" }
+    quiet = configured[1].fdiv(untraced)
+    cells = [write.call(untraced), ratio.call(costs[:coverage]),
+             *configured.flat_map { |cost| [write.call(cost), ratio.call(cost.fdiv(untraced))] },
+             ratio.call(quiet / costs[:coverage])]
+    cells << ratio.call(configured[2].fdiv(configured[1])) if RUZZY_0_8_HOME
+    cells
   end
 
   # What quiet coverage costs in bug-finding power: one run of
@@ -918,17 +949,33 @@ module Bench
   end
 
   # Instructions per execution of the fixed-document harness for +name+
-  # under ruzzy with +flags+: runs of 100 and 300 inputs, the difference
-  # over 200, so start-up cancels out.
+  # under ruzzy with +flags+ (nil: Ruzzy 0.8): runs of 100 and 300 inputs,
+  # the difference over 200, so start-up cancels out.
   def fixed_instructions(name, flags, runs: [100, 300], env: {})
-    counts = runs.map do |inputs|
-      output, = fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND, env:)
-      count = collected(output)
-      raise "no instruction count from #{name} #{flags.inspect}:\n#{output.lines.last(20).join}" unless count
-
-      count
+    instructions_per(runs, "#{name} #{flags.inspect}") do |inputs|
+      fixed_run(name, flags, ["-runs=#{inputs}", "-seed=1"], tool: CALLGRIND, env:).first
     end
-    (counts.last - counts.first) / (runs.last - runs.first)
+  end
+
+  # Instructions per execution of +name+'s fixed document in a plain loop
+  # with no fuzzer (bench/fixed_documents/ruby_coverage.rb), with Ruby's
+  # branch coverage ("branches") or none, over the same +runs+.
+  def plain_loop_instructions(name, mode, runs)
+    script = File.join(FIXED_DOCUMENTS, "ruby_coverage.rb")
+    instructions_per(runs, "#{script} #{name} #{mode}") do |calls|
+      run(*CALLGRIND, RbConfig.ruby, script, name, mode, "--calls=#{calls}").first
+    end
+  end
+
+  # Instructions per unit between two runs (+runs+, the short and the long
+  # one): the block runs the command for a number of units and returns its
+  # output; +what+ names it in the error when callgrind counted nothing.
+  def instructions_per(runs, what)
+    counts = runs.map do |units|
+      output = yield units
+      collected(output) or raise "no instruction count from #{what}:\n#{output.lines.last(20).join}"
+    end
+    (counts.last - counts.first).fdiv(runs.last - runs.first)
   end
 
   # The instructions callgrind counted in the busiest process it traced
@@ -946,11 +993,9 @@ module Bench
 
   # Instructions per iteration of +script+, run as `script MODE N ARG`.
   def per_iteration(script, mode, arg, short: 20_000, long: 120_000)
-    counts = [short, long].map do |iterations|
-      output, = run(*CALLGRIND, RbConfig.ruby, script, mode, iterations.to_s, arg)
-      collected(output) or raise "no instruction count from #{script} #{mode}:\n#{output.lines.last(20).join}"
+    instructions_per([short, long], "#{script} #{mode}") do |iterations|
+      run(*CALLGRIND, RbConfig.ruby, script, mode, iterations.to_s, arg).first
     end
-    (counts.last - counts.first).fdiv(long - short)
   end
 end
 
