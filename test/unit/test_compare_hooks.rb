@@ -92,6 +92,32 @@ class TestCompareHooks < Minitest::Test
     end
   end
 
+  # YJIT cannot compile Integer#<, <=, >, >=, %, === and Hash#[] once they
+  # are redefined (it leaves its code at each): under YJIT they stay
+  # Ruby's own and the INFO line says so; the other hooks are installed.
+  # On a Ruby without YJIT (`--yjit` only warns) every hook is.
+  def test_under_yjit_the_operations_yjit_cannot_compile_redefined_are_not_hooked
+    yjit = ruby("--yjit", "-e", "print defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? 1 : 0").stdout == "1"
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(lambda do |_|
+          owners = [1.method(:<), 1.method(:%), 1.method(:===), 1.method(:==), {}.method(:[]), {}.method(:fetch)]
+          raise "owners: \#{owners.map { |m| m.owner.name.split("::").last }.join(" ")}"
+        end)
+      RUBY
+      result = ruzzy("harness.rb", "-runs=1", chdir: dir, env: { "RUBYOPT" => "--yjit" })
+      assert_exit 77, result
+      if yjit
+        assert_includes result.stderr, "owners: Integer Integer Integer IntegerHooks Hash HashHooks"
+        assert_includes result.stderr, "INFO: ruzzy: YJIT is on: Integer#<, Integer#<=, Integer#>, Integer#>=, " \
+                                       "Integer#%, Integer#===, Hash#[] report no comparisons"
+      else
+        assert_includes result.stderr, "owners: IntegerHooks IntegerHooks IntegerHooks IntegerHooks HashHooks HashHooks"
+        refute_includes result.stderr, "YJIT is on"
+      end
+    end
+  end
+
   # A literal invalid in its source's encoding (net/http has some) is a
   # word like any other.
   def test_a_literal_invalid_in_its_encoding_is_a_dictionary_word

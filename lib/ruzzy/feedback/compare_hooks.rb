@@ -41,6 +41,14 @@ module Ruzzy
     # definition (see DefinitionWatcher).
     WATCHED = TABLE.select(&:last).map { |_, name, *| Object.const_get(name) }.uniq.freeze
 
+    # The hooked methods YJIT cannot compile once they are redefined: where
+    # one runs on what YJIT specializes it for (two Fixnums, a Hash, a
+    # `case` over Integers), its code leaves for the interpreter, which then
+    # runs the rest of the method (Ruby 3.1's yjit_codegen.c, 3.3's and
+    # 3.4's yjit/src/codegen.rs: gen_fixnum_cmp, gen_opt_mod, gen_opt_aref,
+    # gen_opt_case_dispatch). Under YJIT they are not hooked.
+    YJIT_UNCOMPILED = { "Integer" => %i[< <= > >= % ===], "Hash" => %i[[]] }.freeze
+
     module_function
 
     # Reports method changes on the hooked classes, so that a hook whose
@@ -69,6 +77,7 @@ module Ruzzy
       return true if installed?(groups)
 
       _prepare
+      leave_to_yjit(groups) if yjit?
       WATCHED.each { |klass| klass.singleton_class.prepend(DefinitionWatcher) }
       hooks(groups).each { |klass, hooks| klass.prepend(hooks) unless klass.ancestors.include?(hooks) }
       true
@@ -84,6 +93,26 @@ module Ruzzy
     # Whether the hooks of +groups+ (all by default) are in place.
     def installed?(groups = GROUPS)
       hooks(groups(groups)).all? { |klass, hooks| klass.ancestors.include?(hooks) }
+    end
+
+    # Whether YJIT compiles this process's Ruby code.
+    def yjit?
+      !!(defined?(RubyVM::YJIT) && RubyVM::YJIT.respond_to?(:enabled?) && RubyVM::YJIT.enabled?)
+    end
+
+    # Takes the YJIT_UNCOMPILED methods out of the hook modules of +groups+
+    # before they are prepended, and says so in an INFO line.
+    def leave_to_yjit(groups)
+      left = HOOKS.flat_map do |group, klass, hooks|
+        name = klass.is_a?(Module) ? klass.name : klass
+        methods = groups.include?(group) ? YJIT_UNCOMPILED.fetch(name, []) & hooks.instance_methods(false) : []
+        methods.each { |method| hooks.send(:remove_method, method) }
+        methods.map { |method| "#{name}##{method}" }
+      end
+      return if left.empty?
+
+      warn "INFO: ruzzy: YJIT is on: #{left.join(", ")} report no comparisons (YJIT cannot compile " \
+           "them once redefined); without YJIT they do"
     end
 
     # [class, hook module] for the +groups+ whose class is loaded.
@@ -111,6 +140,6 @@ module Ruzzy
       end
     end
 
-    private_class_method :hooks
+    private_class_method :hooks, :leave_to_yjit
   end
 end
