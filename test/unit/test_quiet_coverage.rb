@@ -50,11 +50,11 @@ class TestQuietCoverage < Minitest::Test
     on = Ruzzy::Coverage.quiet(10)
   RUBY
 
-  def run_script(body)
+  def run_script(body, env: {})
     in_tmpdir do |dir|
       File.write(File.join(dir, "target.rb"), TARGET)
       File.write(File.join(dir, "script.rb"), PRELUDE + body)
-      result = ruby("script.rb", chdir: dir)
+      result = ruby("script.rb", chdir: dir, env:)
       assert_exit 0, result
       yield result.stdout.lines.to_h { |line| line.split("=", 2).then { |key, value| [key, eval(value)] } } # rubocop:disable Security/Eval -- our own output
     end
@@ -122,6 +122,35 @@ class TestQuietCoverage < Minitest::Test
     RUBY
       assert_equal 0, out["busy"]
       assert_operator out["fresh"], :>, 0, "a method with new counters 4 s ago keeps counting"
+    end
+  end
+
+  # Under YJIT: switching throws YJIT's code away; on Ruby 3.1, whose
+  # YJIT would not compile those methods again, their call counts are reset
+  # (3.3 and 3.4 do it themselves), and a window, whose switching on also
+  # throws the compiled code away, counts what compiled code runs. Without
+  # YJIT (`--yjit` only warns on a Ruby built without it) the same holds.
+  def test_under_yjit_switched_methods_are_compiled_again_and_a_window_counts
+    run_script(<<~RUBY, env: { "RUBYOPT" => "--yjit" }) do |out|
+      yjit = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? true : false
+      iseq = RubyVM::InstructionSequence.of(Target.method(:busy))
+      50.times { |i| Target.public_send(:busy, i) }
+      puts "yjit=\#{yjit}"
+      puts "calls_before=\#{Ruzzy::Native._jit_calls(iseq).inspect}"
+      Ruzzy::Native._quiet_coverage_tick(11_000)
+      puts "calls_after=\#{Ruzzy::Native._jit_calls(iseq).inspect}"
+      puts "off=\#{hits { 50.times { |i| Target.public_send(:busy, i) } }}"
+      Ruzzy::Native._quiet_coverage_tick(30_000)
+      puts "window=\#{hits { Target.busy(3) }}"
+    RUBY
+      assert_equal 0, out["off"]
+      assert_operator out["window"], :>, 0, "a window counts what compiled code ran"
+      if out["yjit"] && RUBY_VERSION < "3.2"
+        assert_operator out["calls_before"], :>=, 50
+        assert_equal 0, out["calls_after"], "the call count is reset for YJIT to compile again"
+      elsif RUBY_VERSION >= "3.2"
+        assert_nil out["calls_after"], "Ruby 3.3 and later reset YJIT's call counts themselves"
+      end
     end
   end
 

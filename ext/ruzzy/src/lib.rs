@@ -134,7 +134,8 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
         "_fitted_map_size" => coverage::sancov_8bit::fitted_size, 1;
         "_instrumented_path?" => coverage::hook::instrumented_path, 1;
         "_coverage_info" => coverage::hook::info, 0;
-        "_quiet_coverage" => coverage::quiet::configure, 2;
+        "_quiet_coverage" => coverage::quiet::configure, 4;
+        "_jit_calls" => coverage::quiet::jit_calls, 1;
         "_reached" => coverage::hook::reached, 0;
         "_executions" => process::run_stats::executions, 0;
         "_rules_include?" => coverage::path_registry::rules_include, 3;

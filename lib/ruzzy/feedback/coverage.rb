@@ -8,6 +8,7 @@ require_relative "../error"
 require_relative "../native"
 require_relative "../own_files"
 require_relative "../settings"
+require_relative "compare_hooks"
 require_relative "literal_dictionary"
 
 module Ruzzy
@@ -101,7 +102,8 @@ module Ruzzy
     def quiet(seconds = quiet_seconds)
       return false unless running? && seconds.positive?
 
-      why_not = Ruzzy::Native._quiet_coverage(seconds, rebuild_iseq)
+      jit = CompareHooks.yjit?
+      why_not = Ruzzy::Native._quiet_coverage(seconds, rebuild_iseq, jit, jit && jit_calls_counted?)
       if why_not
         warn "INFO: ruzzy: quiet coverage unavailable (#{why_not}): every coverage event stays on"
         return false
@@ -109,6 +111,29 @@ module Ruzzy
       warn "INFO: ruzzy: quiet coverage: methods and blocks that find nothing new for #{seconds} s stop " \
            "counting, and count again now and then (an experiment: --no-quiet-coverage keeps them counting)"
       true
+    end
+
+    # Under YJIT on Ruby 3.1, whether the call count YJIT compiles an iseq
+    # by reads as the calls made (3 calls, then 20 more, each through
+    # public_send: the interpreter counts a call it enters, not one that
+    # compiled code makes), so that quiet coverage may reset the counts of
+    # what YJIT threw away when it switched (docs/coverage.md); says so in
+    # an INFO line when it does not. On other Rubies (nil count) YJIT
+    # resets them itself.
+    def jit_calls_counted?
+      probe = Object.new
+      def probe.ruzzy_jit_calls = nil
+      iseq = RubyVM::InstructionSequence.of(probe.method(:ruzzy_jit_calls))
+      counts = [3, 20].map do |calls|
+        calls.times { probe.public_send(:ruzzy_jit_calls) }
+        Ruzzy::Native._jit_calls(iseq)
+      end
+      return false if counts == [nil, nil]
+      return true if counts == [3, 23]
+
+      warn "INFO: ruzzy: under YJIT, the methods quiet coverage switches stay interpreted (YJIT's call " \
+           "count reads #{counts.inspect} after 3 and 23 calls)"
+      false
     end
 
     # RUZZY_QUIET_COVERAGE's seconds (0: off).

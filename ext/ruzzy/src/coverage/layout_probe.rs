@@ -7,23 +7,14 @@
 //! compiled in. Never called while fuzzing.
 
 use crate::rb::interpreter_layout;
-use magnus::rb_sys::{AsRawValue, FromRawValue};
-use magnus::{prelude::*, Error, RClass, RHash, Ruby, Value};
+use magnus::rb_sys::FromRawValue;
+use magnus::{Error, RHash, Ruby, Value};
 
 /// `Ruzzy::Native._probe_iseq(iseq)`: a Hash of the fields read, or nil.
 pub fn probe_iseq(ruby: &Ruby, iseq: Value) -> Result<Option<RHash>, Error> {
-    let class: RClass = ruby.eval("RubyVM::InstructionSequence")?;
-    if !iseq.is_kind_of(class) {
-        return Err(Error::new(
-            ruby.exception_type_error(),
-            format!(
-                "expected a RubyVM::InstructionSequence, got {}",
-                iseq.class()
-            ),
-        ));
-    }
+    let iseq = crate::rb::instruction_sequence(ruby, iseq)?;
     // SAFETY: checked to be a live RubyVM::InstructionSequence.
-    let Some(fields) = (unsafe { interpreter_layout::probe_iseq(iseq.as_raw()) }) else {
+    let Some(fields) = (unsafe { interpreter_layout::probe_iseq(iseq) }) else {
         return Ok(None);
     };
     let hash = ruby.hash_new();

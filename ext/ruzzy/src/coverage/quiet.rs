@@ -174,10 +174,28 @@ pub fn prepare() {
     });
 }
 
-/// `Ruzzy::Native._quiet_coverage(seconds, rebuild)`: switches iseqs quiet
-/// for `seconds` off from now on; `rebuild` (see [`iseq_trace::switch`])
-/// rebuilds one iseq's instructions. Returns nil when on, else why not.
-pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
+/// `Ruzzy::Native._jit_calls(iseq)`: on Ruby 3.1, the calls YJIT counted
+/// towards compiling the iseq a `RubyVM::InstructionSequence` wraps, which
+/// the caller checks before asking [`configure`] to reset them; nil on
+/// other Rubies.
+pub fn jit_calls(ruby: &magnus::Ruby, iseq: magnus::Value) -> Result<Option<u64>, magnus::Error> {
+    let iseq = rb::instruction_sequence(ruby, iseq)?;
+    // SAFETY: checked to be a live RubyVM::InstructionSequence.
+    Ok(unsafe { interpreter_layout::jit_calls(iseq) })
+}
+
+/// `Ruzzy::Native._quiet_coverage(seconds, rebuild, jit, jit_again)`:
+/// switches iseqs quiet for `seconds` off from now on; `rebuild` (see
+/// [`iseq_trace::switch`]) rebuilds one iseq's instructions; `jit`: YJIT is
+/// on, `jit_again`: and the iseqs it threw away get their call counts reset
+/// (Ruby 3.1, see [`iseq_trace::set_jit`]). Returns nil when on, else why
+/// not.
+pub fn configure(
+    seconds: f64,
+    rebuild: magnus::Value,
+    jit: bool,
+    jit_again: bool,
+) -> Option<String> {
     use magnus::rb_sys::AsRawValue;
     let Some(quiet) = QUIET.get() else {
         return Some("coverage is not running".to_owned());
@@ -195,6 +213,7 @@ pub fn configure(seconds: f64, rebuild: magnus::Value) -> Option<String> {
         REBUILD.store(rebuild.as_raw() as usize, Relaxed);
         rb::register_gc_root(&REBUILD);
     }
+    iseq_trace::set_jit(jit, jit_again);
     let now = clock_ms();
     NOW_MS.store(now, Relaxed);
     // What the harness reached while it loaded was not found by fuzzing:

@@ -3,7 +3,7 @@
 //!
 //! | Ruby | headers read | differences that matter here |
 //! |---|---|---|
-//! | 3.1 | 3.1.2 `vm_core.h` (Debian 12 source) | `first_lineno` is a `VALUE`; the control frame has `__bp__` (8 words); `rb_thread_t` has no `nt` |
+//! | 3.1 | 3.1.2 `vm_core.h` (Debian 12 source) | `first_lineno` is a `VALUE`; the control frame has `__bp__` (8 words); `rb_thread_t` has no `nt`; the iseq body's YJIT call count is written ([`allow_jit_again`]) |
 //! | 3.3 | 3.3.8 `vm_core.h` (Debian sid source) | `first_lineno` is an `int`; 7-word control frame; `rb_thread_t.nt` before `ec` |
 //! | 3.4 | 3.4.0 `vm_core.h` (bindgen output of the real headers), `iseq.c` | as 3.3 for every struct read while fuzzing; a `RubyVM::InstructionSequence` holds a pointer to its iseq (`TypedData_Make_Struct(..., rb_iseq_t *, ...)`) rather than being one |
 //!
@@ -477,9 +477,8 @@ mod known {
         }
     }
 
-    /// Reads an iseq through the layout, starting from its
-    /// `RubyVM::InstructionSequence` wrapper.
-    pub unsafe fn probe_iseq(wrapper: VALUE) -> Option<IseqFields> {
+    /// The iseq a `RubyVM::InstructionSequence` wraps, if it has a body.
+    unsafe fn wrapped_iseq(wrapper: VALUE) -> Option<*const Iseq> {
         // SAFETY: by the caller's contract, `wrapper` is a live RubyVM::InstructionSequence,
         // whose typed data is its rb_iseq_t (3.1, 3.3) or a pointer to it
         // (3.4).
@@ -492,9 +491,72 @@ mod known {
                 *(data as *const *mut std::ffi::c_void)
             };
             let iseq = data as *const Iseq;
-            if iseq.is_null() || (*iseq).body.is_null() {
-                return None;
+            (!iseq.is_null() && !(*iseq).body.is_null()).then_some(iseq)
+        }
+    }
+
+    /// Ruby 3.1's `struct rb_iseq_constant_body` ends with `jit_func` and
+    /// `total_calls` (`#if USE_MJIT`, which Debian's build and a build from
+    /// source have) at bytes 280 and 288, after `mandatory_only_iseq` (3.1.2
+    /// vm_core.h, field by field from `kind`). YJIT compiles an iseq when
+    /// `total_calls` reaches its threshold, exactly (mjit.h `mjit_exec`), and
+    /// a TracePoint enabled anywhere clears every `jit_func` but keeps the
+    /// count (yjit_codegen.c `invalidate_all_blocks_for_tracing`), so the
+    /// iseq is never compiled again; 3.3 and 3.4 reset the count themselves
+    /// (yjit.c `rb_iseq_reset_jit_func`).
+    #[cfg(ruby_layout = "3.1")]
+    const JIT_FUNC: usize = 280;
+    #[cfg(ruby_layout = "3.1")]
+    const TOTAL_CALLS: usize = 288;
+
+    /// Ruby 3.1: the calls YJIT counted towards compiling the iseq a
+    /// `RubyVM::InstructionSequence` wraps (for the check made before
+    /// [`allow_jit_again`] is used); None on other Rubies.
+    pub unsafe fn jit_calls(wrapper: VALUE) -> Option<u64> {
+        #[cfg(ruby_layout = "3.1")]
+        // SAFETY: by the caller's contract, a live wrapper; the body is
+        // malloc'd and at least TOTAL_CALLS + 8 bytes long in 3.1.
+        unsafe {
+            let body = (*wrapped_iseq(wrapper)?).body as usize;
+            Some(*((body + TOTAL_CALLS) as *const u64))
+        }
+        #[cfg(not(ruby_layout = "3.1"))]
+        {
+            let _ = wrapper;
+            None
+        }
+    }
+
+    /// Ruby 3.1: if YJIT threw away the compiled code of the iseq whose
+    /// body is `body` (`jit_func` NULL), sets its call count back to 0 so
+    /// that YJIT compiles it again, as 3.3 does; answers whether it did.
+    /// Does nothing on other Rubies.
+    pub unsafe fn allow_jit_again(body: usize) -> bool {
+        #[cfg(ruby_layout = "3.1")]
+        // SAFETY: by the caller's contract, the body of a live executable
+        // iseq (as `executable_iseq` returned it), with the GVL held.
+        unsafe {
+            let calls = (body + TOTAL_CALLS) as *mut u64;
+            if *((body + JIT_FUNC) as *const usize) == 0 && *calls > 0 {
+                *calls = 0;
+                return true;
             }
+            false
+        }
+        #[cfg(not(ruby_layout = "3.1"))]
+        {
+            let _ = body;
+            false
+        }
+    }
+
+    /// Reads an iseq through the layout, starting from its
+    /// `RubyVM::InstructionSequence` wrapper.
+    pub unsafe fn probe_iseq(wrapper: VALUE) -> Option<IseqFields> {
+        // SAFETY: by the caller's contract, `wrapper` is a live
+        // RubyVM::InstructionSequence.
+        unsafe {
+            let iseq = wrapped_iseq(wrapper)?;
             let body = &*(*iseq).body;
             Some(IseqFields {
                 wrapper_matches: (*iseq).wrapper == wrapper,
@@ -562,6 +624,14 @@ mod known {
         0
     }
 
+    pub unsafe fn jit_calls(_wrapper: VALUE) -> Option<u64> {
+        None
+    }
+
+    pub unsafe fn allow_jit_again(_body: usize) -> bool {
+        false
+    }
+
     pub unsafe fn event_trace_events(_arg: *mut rb_trace_arg_t) -> Option<u32> {
         None
     }
@@ -575,6 +645,7 @@ mod known {
 }
 
 pub use known::{
-    agrees_with_public_api, caller_frame, current_frame, each_global_hook, each_ruby_frame,
-    event_frame, event_trace_events, executable_iseq, iseq_trace_events, probe_caller, probe_iseq,
+    agrees_with_public_api, allow_jit_again, caller_frame, current_frame, each_global_hook,
+    each_ruby_frame, event_frame, event_trace_events, executable_iseq, iseq_trace_events,
+    jit_calls, probe_caller, probe_iseq,
 };

@@ -26,6 +26,14 @@
 //! heap the same way) is not in the public headers either: all three are
 //! looked up with `dlsym`, and quiet coverage is unavailable without them.
 //!
+//! Under YJIT, compiled code does not read the instruction buffer: an iseq
+//! switched on with `rb_iseq_trace_set` alone would run its compiled code
+//! untraced. So under YJIT ([`set_jit`]) switching on rebuilds too, which
+//! throws all compiled code away (`rb_yjit_tracing_invalidate_all`, as any
+//! targeted TracePoint does); on Ruby 3.1, whose YJIT never compiles again an
+//! iseq it threw away, every such iseq's call count is reset after a batch
+//! (`interpreter_layout::allow_jit_again`), as 3.3 does by itself.
+//!
 //! Invariants: never inside an event hook (the caller runs between inputs,
 //! on the thread holding the GVL); the GC is disabled from the heap walk to
 //! the last switch, so the iseqs found stay where they are and alive; the
@@ -37,7 +45,21 @@ use crate::rb::{self, dl, interpreter_layout};
 use rb_sys::VALUE;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
+
+/// YJIT compiles the process's code: switching on rebuilds as well.
+static JIT: AtomicBool = AtomicBool::new(false);
+/// Ruby 3.1 under YJIT, its call counts checked: reset after a batch.
+static JIT_AGAIN: AtomicBool = AtomicBool::new(false);
+
+/// Under YJIT (`jit`), and whether the call counts of the iseqs YJIT threw
+/// away are reset after each batch (`again`: Ruby 3.1, checked by the caller
+/// with `interpreter_layout::jit_calls`).
+pub fn set_jit(jit: bool, again: bool) {
+    JIT.store(jit, Relaxed);
+    JIT_AGAIN.store(jit && again, Relaxed);
+}
 
 /// `RUBY_EVENT_COVERAGE_LINE | RUBY_EVENT_COVERAGE_BRANCH` (vm_core.h).
 pub const COVERAGE_EVENTS: u32 = 0x01_0000 | 0x02_0000;
@@ -186,6 +208,23 @@ pub fn switch(
         }
         done(body, encoded, off, outcome);
     }
+    if JIT_AGAIN.load(Relaxed) {
+        let mut again = |value: VALUE| {
+            // SAFETY: a live slot handed over by the heap walk (GC still off).
+            if let Some((body, _, _)) = unsafe { interpreter_layout::executable_iseq(value) } {
+                // SAFETY: the body of that live executable iseq, with the GVL.
+                unsafe { interpreter_layout::allow_jit_again(body) };
+            }
+        };
+        // SAFETY: as for the walk above.
+        unsafe {
+            (functions.each_objects)(
+                each_slot,
+                &mut (&mut again as &mut dyn FnMut(VALUE)) as *mut &mut dyn FnMut(VALUE)
+                    as *mut c_void,
+            )
+        };
+    }
     let mut written = 0;
     for (encoded, size, arms) in kept.values() {
         // SAFETY: each is a live iseq's buffer of `size` words (the walk
@@ -219,6 +258,12 @@ unsafe fn switch_one(functions: &Functions, rebuild: VALUE, iseq: VALUE, off: bo
         }
         // SAFETY: as above; only adds events, as `rb_iseq_trace_set_all` does.
         unsafe { (functions.trace_set)(iseq, events | COVERAGE_EVENTS) };
+        // Under YJIT the rebuild also throws away the compiled code that
+        // would run untraced; what it rebuilds keeps the events just set.
+        if JIT.load(Relaxed) {
+            // SAFETY: as above.
+            unsafe { rebuild_one(functions, rebuild, iseq) };
+        }
         return Switched::Done;
     }
     // Already without coverage events, it may still have instructions
@@ -235,20 +280,29 @@ unsafe fn switch_one(functions: &Functions, rebuild: VALUE, iseq: VALUE, off: bo
             return Switched::Failed;
         }
     }
+    // SAFETY: as above.
+    if unsafe { rebuild_one(functions, rebuild, iseq) } {
+        return Switched::Done;
+    }
+    // SAFETY: as above: the events it had (its instructions were not rebuilt).
+    unsafe { (functions.trace_set)(iseq, events) };
+    Switched::Failed
+}
+
+/// Calls `rebuild` with `iseq`'s wrapper: a TracePoint enabled on it and
+/// disabled again, which rebuilds its instructions from its events; answers
+/// whether Ruby did.
+///
+/// # Safety
+/// As [`switch_one`].
+unsafe fn rebuild_one(functions: &Functions, rebuild: VALUE, iseq: VALUE) -> bool {
     let rebuilt = rb::protect(|ruby| {
-        // SAFETY: as above; allocates the iseq's wrapper once (Ruby keeps it
-        // in the iseq).
+        // SAFETY: by the caller's contract; allocates the iseq's wrapper once
+        // (Ruby keeps it in the iseq).
         let wrapper = unsafe { (functions.wrapper)(iseq) };
         ruby.call(rebuild, rb::intern(c"call"), &[wrapper])
     });
-    match rebuilt {
-        Ok(answer) if rb::value::truthy(answer) => Switched::Done,
-        _ => {
-            // SAFETY: as above: the events it had (its instructions were not rebuilt).
-            unsafe { (functions.trace_set)(iseq, events) };
-            Switched::Failed
-        }
-    }
+    matches!(rebuilt, Ok(answer) if rb::value::truthy(answer))
 }
 
 /// The heap walk's callback: every slot of one page, to `data`'s closure.

@@ -175,6 +175,26 @@ pub fn register_gc_root(slot: &'static std::sync::atomic::AtomicUsize) {
     unsafe { rb_sys::rb_gc_register_address(slot.as_ptr() as *mut VALUE) };
 }
 
+/// `value` as a `RubyVM::InstructionSequence`'s raw VALUE, or a TypeError
+/// saying what it was.
+pub fn instruction_sequence(
+    ruby: &magnus::Ruby,
+    value: magnus::Value,
+) -> Result<VALUE, magnus::Error> {
+    use magnus::{prelude::*, rb_sys::AsRawValue};
+    let class: magnus::RClass = ruby.eval("RubyVM::InstructionSequence")?;
+    if !value.is_kind_of(class) {
+        return Err(magnus::Error::new(
+            ruby.exception_type_error(),
+            format!(
+                "expected a RubyVM::InstructionSequence, got {}",
+                value.class()
+            ),
+        ));
+    }
+    Ok(value.as_raw())
+}
+
 /// Interns a method name (at set-up time, never in a hot path).
 pub fn intern(name: &std::ffi::CStr) -> rb_sys::ID {
     // SAFETY: a NUL-terminated name; rb_intern never raises for ASCII names.
