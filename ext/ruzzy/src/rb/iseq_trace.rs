@@ -39,7 +39,9 @@
 //! the last switch, so the iseqs found stay where they are and alive; the
 //! `rebuild` callable runs under `rb_protect`; the instructions kept traced
 //! ([`KEPT`]) are read and written only there, and only in iseqs the walk
-//! found alive, where the untraced word recorded is still in place.
+//! found alive, where the untraced word recorded is still in place; a
+//! YJIT call count is written only in an iseq a heap walk found alive with
+//! the GC still off.
 
 use crate::rb::{self, dl, interpreter_layout};
 use rb_sys::VALUE;
