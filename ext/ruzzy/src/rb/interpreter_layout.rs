@@ -529,25 +529,19 @@ mod known {
 
     /// Ruby 3.1: if YJIT threw away the compiled code of the iseq whose
     /// body is `body` (`jit_func` NULL), sets its call count back to 0 so
-    /// that YJIT compiles it again, as 3.3 does; answers whether it did.
-    /// Does nothing on other Rubies.
-    pub unsafe fn allow_jit_again(body: usize) -> bool {
+    /// that YJIT compiles it again, as 3.3 does. Does nothing on other
+    /// Rubies.
+    pub unsafe fn allow_jit_again(body: usize) {
         #[cfg(ruby_layout = "3.1")]
         // SAFETY: by the caller's contract, the body of a live executable
         // iseq (as `executable_iseq` returned it), with the GVL held.
         unsafe {
-            let calls = (body + TOTAL_CALLS) as *mut u64;
-            if *((body + JIT_FUNC) as *const usize) == 0 && *calls > 0 {
-                *calls = 0;
-                return true;
+            if *((body + JIT_FUNC) as *const usize) == 0 {
+                *((body + TOTAL_CALLS) as *mut u64) = 0;
             }
-            false
         }
         #[cfg(not(ruby_layout = "3.1"))]
-        {
-            let _ = body;
-            false
-        }
+        let _ = body;
     }
 
     /// Reads an iseq through the layout, starting from its
@@ -628,9 +622,7 @@ mod known {
         None
     }
 
-    pub unsafe fn allow_jit_again(_body: usize) -> bool {
-        false
-    }
+    pub unsafe fn allow_jit_again(_body: usize) {}
 
     pub unsafe fn event_trace_events(_arg: *mut rb_trace_arg_t) -> Option<u32> {
         None

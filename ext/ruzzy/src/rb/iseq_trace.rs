@@ -175,14 +175,8 @@ pub fn switch(
             }
         }
     };
-    // SAFETY: the walk calls `each_slot` with the heap's pages; `visit`
-    // lives across the call; it runs no Ruby code and allocates no Ruby object.
-    unsafe {
-        (functions.each_objects)(
-            each_slot,
-            &mut (&mut visit as &mut dyn FnMut(VALUE)) as *mut &mut dyn FnMut(VALUE) as *mut c_void,
-        )
-    };
+    // SAFETY: `visit` runs no Ruby code and allocates no Ruby object.
+    unsafe { walk_heap(functions, &mut visit) };
     // What is not alive any more keeps nothing.
     kept.retain(|body, (encoded, size, _)| live.contains(&(*body, *encoded, *size)));
     for (iseq, body, encoded, size, off) in found {
@@ -219,13 +213,7 @@ pub fn switch(
             }
         };
         // SAFETY: as for the walk above.
-        unsafe {
-            (functions.each_objects)(
-                each_slot,
-                &mut (&mut again as &mut dyn FnMut(VALUE)) as *mut &mut dyn FnMut(VALUE)
-                    as *mut c_void,
-            )
-        };
+        unsafe { walk_heap(functions, &mut again) };
     }
     let mut written = 0;
     for (encoded, size, arms) in kept.values() {
@@ -307,6 +295,22 @@ unsafe fn rebuild_one(functions: &Functions, rebuild: VALUE, iseq: VALUE) -> boo
     matches!(rebuilt, Ok(answer) if rb::value::truthy(answer))
 }
 
+/// Hands every slot of the heap to `visit` (`rb_objspace_each_objects`).
+///
+/// # Safety
+/// Between inputs with the GVL; `visit` runs no Ruby code and allocates no
+/// Ruby object.
+unsafe fn walk_heap(functions: &Functions, mut visit: &mut dyn FnMut(VALUE)) {
+    // SAFETY: by the caller's contract; the walk calls `each_slot` with the
+    // heap's pages while `visit` lives.
+    unsafe {
+        (functions.each_objects)(
+            each_slot,
+            &mut visit as *mut &mut dyn FnMut(VALUE) as *mut c_void,
+        )
+    };
+}
+
 /// The heap walk's callback: every slot of one page, to `data`'s closure.
 unsafe extern "C" fn each_slot(
     start: *mut c_void,
@@ -314,7 +318,7 @@ unsafe extern "C" fn each_slot(
     stride: usize,
     data: *mut c_void,
 ) -> c_int {
-    // SAFETY: `data` is the closure `switch` passed, alive during the walk.
+    // SAFETY: `data` is the closure `walk_heap` passed, alive during the walk.
     let visit = unsafe { &mut *(data as *mut &mut dyn FnMut(VALUE)) };
     let mut slot = start as usize;
     while slot < end as usize && stride > 0 {
