@@ -7,7 +7,8 @@
 //! input rejected out of the corpus under a libFuzzer that ignores -1
 //! ([`rejection`], with [`module_counters`] and [`stack_depth`]), with what keeps
 //! libFuzzer's crash and timeout handling working inside Ruby
-//! ([`signals`]), and the preload's gate for hooks that only feed the value
+//! ([`signals`], with how long a timed-out target is given to come back to
+//! Ruby, [`timeout_grace`]), and the preload's gate for hooks that only feed the value
 //! profile ([`value_profile_gate`]).
 //!
 //! The top of the crate: it is where the subsystems meet, once per run
@@ -26,4 +27,5 @@ pub mod rejection;
 pub mod run_limits;
 pub mod signals;
 pub mod stack_depth;
+pub mod timeout_grace;
 pub mod value_profile_gate;

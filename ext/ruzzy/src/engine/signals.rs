@@ -22,9 +22,10 @@
 //!   - SIGALRM: when the input has run past `-timeout`, libFuzzer's
 //!     timeout report waits for the Ruby backtrace of the target: Ruby
 //!     prints it at its next safe point and the report follows; if the
-//!     target does not come back to Ruby within [`GRACE_SECS`] (C code: a
-//!     regular expression on Ruby 3.1, a C extension), the frames are read
-//!     without Ruby's help (async-signal-safe) and the report follows.
+//!     target does not come back to Ruby within a second of its running
+//!     time ([`crate::engine::timeout_grace`]; C code: a regular expression
+//!     on Ruby 3.1, a C extension), the frames are read without Ruby's help
+//!     (async-signal-safe) and the report follows.
 //!     The alarm comes every second (libFuzzer's period is half the
 //!     timeout), so a timeout is reported within a second of `-timeout`.
 //!
@@ -39,15 +40,12 @@
 //! where the process is about to die; handlers are installed once and
 //! never removed.
 
+use crate::engine::timeout_grace;
 use crate::findings::ruby_backtrace;
 use crate::process::target_state;
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-
-/// How long a timed-out target may take to reach a safe point, where Ruby
-/// prints its backtrace, before the frames are read without Ruby's help.
-const GRACE_SECS: u32 = 1;
 
 /// How often the alarm checks whether the input has run past `-timeout`.
 const TIMEOUT_CHECK_SECS: libc::time_t = 1;
@@ -61,7 +59,7 @@ const TIMEOUT_HEADLINE: &str =
     "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace (innermost last):\n";
 const TIMEOUT_RAW_HEADLINE: &str = "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace \
 (innermost last; read from the interpreter's frames, since the target did not come back to Ruby \
-within 1 s: it is inside C code):\n";
+within 1 s of its running time: it is inside C code):\n";
 
 const HANDED_TO_LIBFUZZER: [libc::c_int; 5] = [
     libc::SIGINT,
@@ -308,15 +306,18 @@ extern "C" fn on_fatal_signal(
 
 extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     if target_state::timed_out() && target_state::running_here() {
-        if TIMEOUT_STATE.swap(TIMEOUT_WAITING, Ordering::Relaxed) == TIMEOUT_IDLE
-            && ruby_backtrace::at_safe_point(finish_timeout)
-        {
-            // One more alarm after the grace period, in case Ruby never
+        let state = TIMEOUT_STATE.swap(TIMEOUT_WAITING, Ordering::Relaxed);
+        let registered = state == TIMEOUT_IDLE && ruby_backtrace::at_safe_point(finish_timeout);
+        if registered {
+            timeout_grace::start();
+        }
+        if registered || (state == TIMEOUT_WAITING && !timeout_grace::over()) {
+            // One more alarm while the grace lasts, in case Ruby never
             // gets to run the job. SAFETY: alarm is async-signal-safe.
-            unsafe { libc::alarm(GRACE_SECS) };
+            unsafe { libc::alarm(timeout_grace::ALARM_SECS) };
             return;
         }
-        // The grace period is over (or no job could be registered).
+        // The grace is over (or no job could be registered).
         target_state::mark_reporting_timeout();
         ruby_backtrace::print_once(TIMEOUT_RAW_HEADLINE, false);
         if OWN_FAULTS.load(Ordering::Relaxed) {

@@ -20,7 +20,8 @@ static INPUT_DATA: AtomicUsize = AtomicUsize::new(0);
 static INPUT_SIZE: AtomicUsize = AtomicUsize::new(0);
 static FUZZ_FRAME: AtomicUsize = AtomicUsize::new(0);
 
-fn now_ns() -> u64 {
+/// The monotonic clock, in ns. Async-signal-safe.
+pub fn now_ns() -> u64 {
     let mut time = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
