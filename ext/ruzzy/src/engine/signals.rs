@@ -22,10 +22,11 @@
 //!   - SIGALRM: when the input has run past `-timeout`, libFuzzer's
 //!     timeout report waits for the Ruby backtrace of the target: Ruby
 //!     prints it at its next safe point and the report follows; if the
-//!     target does not come back to Ruby within a second of its running
-//!     time ([`crate::engine::timeout_grace`]; C code: a regular expression
-//!     on Ruby 3.1, a C extension), the frames are read without Ruby's help
-//!     (async-signal-safe) and the report follows.
+//!     target does not come back to Ruby within a second, time spent
+//!     waiting for a core not counted ([`crate::engine::timeout_grace`]; C
+//!     code: a regular expression on Ruby 3.1, a C extension), the frames
+//!     are read without Ruby's help (async-signal-safe) and the report
+//!     follows.
 //!     The alarm comes every second (libFuzzer's period is half the
 //!     timeout), so a timeout is reported within a second of `-timeout`.
 //!
@@ -59,7 +60,7 @@ const TIMEOUT_HEADLINE: &str =
     "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace (innermost last):\n";
 const TIMEOUT_RAW_HEADLINE: &str = "==ruzzy== the fuzz target ran past -timeout; Ruby backtrace \
 (innermost last; read from the interpreter's frames, since the target did not come back to Ruby \
-within 1 s of its running time: it is inside C code):\n";
+within a second, time spent waiting for a core not counted: it is inside C code):\n";
 
 const HANDED_TO_LIBFUZZER: [libc::c_int; 5] = [
     libc::SIGINT,
