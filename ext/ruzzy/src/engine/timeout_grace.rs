@@ -14,7 +14,8 @@
 //!
 //! Invariants: called from the alarm handler only, on the fuzzing thread;
 //! atomics, `clock_gettime`, `open`, `read` and `close` only
-//! (async-signal-safe), no allocation.
+//! (async-signal-safe; the handler keeps the interrupted code's `errno`),
+//! no allocation.
 
 use crate::process::target_state;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,8 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const SECS: u64 = 1;
 /// The most time of the clock it is given.
 pub const WALL_SECS: u64 = 5;
-/// How often the alarm looks again while the grace lasts.
-pub const ALARM_SECS: u32 = 1;
+/// Less than this left of the grace counts as none: the alarm that asks
+/// comes a little late itself.
+const SLACK_NS: u64 = 20_000_000;
 
 const NS: u64 = 1_000_000_000;
 const UNKNOWN: u64 = u64::MAX;
@@ -35,23 +37,30 @@ static STARTED_NS: AtomicU64 = AtomicU64::new(0);
 static STARTED_DELAY_NS: AtomicU64 = AtomicU64::new(UNKNOWN);
 
 /// The grace starts now (the job that reports at Ruby's safe point was
-/// registered).
-pub fn start() {
-    STARTED_NS.store(target_state::now_ns(), Ordering::Relaxed);
+/// registered); returns how long it lasts, in ns, when nothing waits.
+pub fn start() -> u64 {
     STARTED_DELAY_NS.store(run_delay_ns().unwrap_or(UNKNOWN), Ordering::Relaxed);
+    STARTED_NS.store(target_state::now_ns(), Ordering::Relaxed);
+    SECS * NS
 }
 
-/// Whether the grace is over: [`SECS`] of the clock went by since
-/// [`start`], the time the thread waited for a core left out, or
-/// [`WALL_SECS`] in all.
-pub fn over() -> bool {
+/// What is left of the grace, in ns, or None when it is over: [`SECS`] of
+/// the clock since [`start`], the time the thread waited for a core left
+/// out, and [`WALL_SECS`] of the clock at most.
+pub fn left_ns() -> Option<u64> {
+    // The delay before the clock: a wait between the two reads shortens
+    // the grace, never lengthens it.
+    let delay = run_delay_ns();
     let wall = target_state::now_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed));
     let started_delay = STARTED_DELAY_NS.load(Ordering::Relaxed);
-    let waited = match run_delay_ns() {
+    let waited = match delay {
         Some(delay) if started_delay != UNKNOWN => delay.saturating_sub(started_delay),
         _ => 0,
     };
-    wall.saturating_sub(waited) >= SECS * NS || wall >= WALL_SECS * NS
+    let left = (SECS * NS)
+        .saturating_sub(wall.saturating_sub(waited))
+        .min((WALL_SECS * NS).saturating_sub(wall));
+    (left >= SLACK_NS).then_some(left)
 }
 
 /// The calling thread's run-queue delay so far, in ns: the second field
@@ -116,13 +125,24 @@ mod tests {
     /// for the core most of the time, as on a busy machine.
     fn starved<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         let busy = std::sync::atomic::AtomicBool::new(true);
-        // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET and
-        // sched_setaffinity/sched_setscheduler only read and write the
-        // calling thread's own scheduling.
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: a zeroed cpu_set_t is an empty set, which
+        // sched_getaffinity fills with the cores this thread may use.
+        let allowed = unsafe {
+            let mut cpus: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(libc::sched_getaffinity(0, size, &mut cpus), 0);
+            cpus
+        };
+        // SAFETY: CPU_ISSET reads a valid set.
+        let core = (0..libc::CPU_SETSIZE as usize)
+            .find(|&core| unsafe { libc::CPU_ISSET(core, &allowed) })
+            .expect("no core to run on");
+        // SAFETY: CPU_SET writes a valid set; sched_setaffinity only
+        // changes the calling thread's own scheduling.
         let pin = || unsafe {
             let mut cpus: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(0, &mut cpus);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &cpus);
+            libc::CPU_SET(core, &mut cpus);
+            assert_eq!(libc::sched_setaffinity(0, size, &cpus), 0);
         };
         std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -149,21 +169,21 @@ mod tests {
     #[test]
     fn a_thread_that_waits_for_a_core_keeps_its_grace() {
         let _process = crate::process::reset_for_tests();
-        let (over_then, waited) = starved(|| {
+        let (left_then, waited) = starved(|| {
             start();
             let until = std::time::Instant::now() + std::time::Duration::from_millis(1200);
             while std::time::Instant::now() < until {
                 std::hint::spin_loop();
             }
             let delay = run_delay_ns().unwrap() - STARTED_DELAY_NS.load(Ordering::Relaxed);
-            (over(), delay)
+            (left_ns(), delay)
         });
         assert!(
             waited > NS / 2,
             "the thread was not kept waiting ({waited} ns)"
         );
         assert!(
-            !over_then,
+            left_then.is_some(),
             "a second of the clock spent waiting for a core ended the grace"
         );
     }
@@ -171,9 +191,9 @@ mod tests {
     #[test]
     fn a_thread_that_sleeps_waits_for_no_core_and_its_grace_is_the_clock() {
         let _process = crate::process::reset_for_tests();
-        start();
-        assert!(!over());
+        assert_eq!(start(), NS);
+        assert!(left_ns().is_some_and(|left| left > NS / 2));
         std::thread::sleep(std::time::Duration::from_millis(1050));
-        assert!(over());
+        assert_eq!(left_ns(), None);
     }
 }
