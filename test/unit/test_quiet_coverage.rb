@@ -125,6 +125,45 @@ class TestQuietCoverage < Minitest::Test
     end
   end
 
+  # Where the branch events take too small a share of the time to say
+  # (the probe sets what each of a trial's measures reads, ns an input),
+  # switching off is a trial: the quiet methods stay off when an input took
+  # a tenth less time with them off than with them on around it; else they
+  # are on again, and the next trial waits 30 s.
+  def test_switching_off_stays_only_where_a_trial_measured_it_to_pay
+    run_script(<<~RUBY) do |out|
+      probe = ->(ns, ms) { Ruzzy::Native._quiet_coverage_probe_cost(ns); Ruzzy::Native._quiet_coverage_tick(ms) }
+      probe.call(1000, 11_000) # quiet: the trial starts (on: 1000 ns an input)
+      puts "in_trial=\#{hits { Target.busy(3) }}"
+      probe.call(950, 500) # off: 950 ns
+      puts "on_again=\#{hits { Target.busy(3) }}"
+      probe.call(1000, 500)
+      puts "off_again=\#{hits { Target.busy(3) }}"
+      2.times { probe.call(950, 500); probe.call(1000, 500) } # 5% saved
+      puts "after_trial=\#{hits { Target.busy(3) }}"
+      puts "info_little=\#{quiet_info.inspect}"
+      probe.call(1000, 20_000)
+      puts "waiting=\#{hits { Target.busy(3) }}"
+      probe.call(1000, 11_000) # 32 s later: a second trial
+      puts "second_trial=\#{hits { Target.busy(3) }}"
+      # 30% saved, though one measure off was slow (a collection)
+      [700, 2000, 700].each { |off| probe.call(off, 500); probe.call(1000, 500) }
+      puts "paid=\#{hits { Target.busy(3) }}"
+      puts "info_paid=\#{quiet_info.inspect}"
+    RUBY
+      assert_equal 0, out["in_trial"], "switched off for the trial"
+      assert_operator out["on_again"], :>, 0, "on again to measure"
+      assert_equal 0, out["off_again"]
+      assert_operator out["after_trial"], :>, 0, "5% saved is not worth it"
+      assert_equal [1, 5.0, 0], out["info_little"].values_at(:quiet_trials, :quiet_trial_saving, :quiet_iseqs_off)
+      assert_operator out["waiting"], :>, 0, "no trial within 30 s of the last"
+      assert_equal 0, out["second_trial"]
+      assert_equal 0, out["paid"], "30% saved: they stay off"
+      assert_equal [2, 30.0], out["info_paid"].values_at(:quiet_trials, :quiet_trial_saving)
+      assert_operator out["info_paid"][:quiet_iseqs_off], :>=, 3
+    end
+  end
+
   # Under YJIT: switching throws YJIT's code away; on Ruby 3.1, whose
   # YJIT would not compile those methods again, their call counts are reset
   # (3.3 and 3.4 do it themselves), and a window, whose switching on also
@@ -275,7 +314,8 @@ class TestQuietCoverage < Minitest::Test
   # A fuzzing run whose methods go quiet within a second: no crash, no
   # finding, methods switched off where branch events take a share of the
   # time worth saving (100 calls an input), none where they do not (one
-  # call among 0.5 ms of other work);
+  # call among 0.5 ms of other work: a trial measures that switching them
+  # off saves next to nothing, and switches them on again);
   # --no-quiet-coverage keeps them on, as does the default.
   def test_fuzzing_with_a_short_quiet_time
     in_tmpdir do |dir|
@@ -291,7 +331,9 @@ class TestQuietCoverage < Minitest::Test
       end
       assert_operator infos[100][:quiet_switched_off], :>=, 2, infos[100].inspect
       assert_operator infos[1][:quiet_event_share], :<, 3, infos[1].inspect
-      assert_equal 0, infos[1][:quiet_switched_off], "too few events to be worth switching: #{infos[1].inspect}"
+      assert_operator infos[1][:quiet_trials], :>=, 1, "too few events to say: measured #{infos[1].inspect}"
+      assert_operator infos[1][:quiet_trial_saving], :<, 10, infos[1].inspect
+      assert_equal 0, infos[1][:quiet_iseqs_off], "not worth switching: #{infos[1].inspect}"
 
       env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => "1" }
       off = ruzzy("--no-quiet-coverage", harness, "-runs=2000", chdir: dir, env:)

@@ -161,6 +161,7 @@ fn define_natives(native: magnus::RModule) -> Result<(), Error> {
             "_counters_hit" => coverage::hook::counters_hit, 0;
             "_clear_counters" => coverage::hook::clear_counters, 0;
             "_quiet_coverage_tick" => coverage::quiet::tick, 1;
+            "_quiet_coverage_probe_cost" => coverage::quiet::probe_cost, 1;
             "_probe_iseq" => coverage::layout_probe::probe_iseq, 1;
             "_probe_caller" => coverage::layout_probe::probe_caller, 0;
             "_probe_regexp_model" => feedback::compare_hooks::regexp::probe_model, 3;

@@ -192,11 +192,15 @@ pub fn info(ruby: &Ruby) -> Result<Option<RHash>, Error> {
             "quiet_arms_kept",
             "quiet_event_share",
             "quiet_event_ns",
+            "quiet_trials",
+            "quiet_trial_saving",
         ];
         for (name, value) in names.into_iter().zip(facts) {
-            if matches!(
+            if value.is_nan() {
+                hash.aset(ruby.to_symbol(name), ruby.qnil())?;
+            } else if matches!(
                 name,
-                "quiet_seconds" | "quiet_event_share" | "quiet_event_ns"
+                "quiet_seconds" | "quiet_event_share" | "quiet_event_ns" | "quiet_trial_saving"
             ) {
                 hash.aset(ruby.to_symbol(name), value)?;
             } else {

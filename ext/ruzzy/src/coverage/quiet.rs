@@ -20,6 +20,23 @@
 //!   reach new edges and hit counts there; an iseq that finds something new
 //!   in a window stays on until it is quiet again.
 //!
+//! Switching off pays where the events take a share of the time: the hook
+//! counts them, and where they take [`MIN_EVENT_SHARE_PER_MILLE`] or more of
+//! the time the thread ran (the time it waited for a core left out) at
+//! what one costs ([`calibrate`]), the quiet iseqs are switched off.
+//! Below that share the events alone say too little (libFuzzer's work for
+//! each counter an input sets is not in it: on a parser, switching saves
+//! several times the share), so switching off is a trial, measured: the
+//! time an input takes (the clock less the time the thread waited for a
+//! core, [`crate::process::run_delay`]) over half a second with every event
+//! on, then with the quiet iseqs off, on, off, on, off and on again. The
+//! middle of the three measures off against the middle of the four on (a
+//! garbage collection that falls in one measure moves neither) decides:
+//! they stay off when an input took [`MIN_SAVING_PER_MILLE`] less time
+//! with them off; else they stay on and the next trial waits, 30 s and doubling up to 8
+//! minutes. A window ends what was measured: after one, switching off is
+//! a trial again.
+//!
 //! Something else may switch coverage back on behind ruzzy's back: enabling
 //! a global TracePoint for an iseq event Ruby has not traced before (the
 //! campaign's hang trace, a TracePoint in the target) recompiles every iseq
@@ -37,9 +54,12 @@
 //! (or the tests' probe), never inside an event hook.
 
 use crate::coverage::locator;
+use crate::process::{run_delay, run_stats, target_state};
 use crate::rb::{self, interpreter_layout, iseq_trace};
 use rb_sys::{rb_trace_arg_t, VALUE};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -71,6 +91,15 @@ const REFERENCE_PS_PER_ROUND: u64 = 1_670;
 /// app whose few instrumented methods run a few events a request, inside
 /// milliseconds of framework code).
 const MIN_EVENT_SHARE_PER_MILLE: u64 = 30;
+/// A trial keeps the quiet iseqs off only when an input took at least this
+/// share (per mille) less time with them off than with them on.
+const MIN_SAVING_PER_MILLE: i64 = 100;
+/// Each of a trial's measures lasts this long (ms) and this many inputs
+/// at least; [`TRIAL_MEASURES`] of them, on and off in turn, on first and
+/// last.
+const TRIAL_WINDOW_MS: u64 = 500;
+const TRIAL_MEASURES: usize = 7;
+const TRIAL_MIN_INPUTS: u64 = 20;
 /// Instructions whose coverage event has fired that the policy can
 /// follow; one more stays traced when it is switched off.
 const SITES: usize = 1 << 17;
@@ -102,6 +131,98 @@ struct Counts {
     failed: AtomicU64,
     batches: AtomicU64,
     arms_kept: AtomicU64,
+    trials: AtomicU64,
+}
+
+/// The start of a measure: the policy's clock (ms), the clock and the time
+/// the thread waited for a core (ns), and the inputs run so far.
+#[derive(Clone, Copy)]
+struct Mark {
+    ms: u64,
+    ns: u64,
+    waited_ns: u64,
+    inputs: u64,
+}
+
+impl Mark {
+    fn now(ms: u64) -> Mark {
+        Mark {
+            ms,
+            ns: target_state::now_ns(),
+            waited_ns: run_delay::run_delay_ns().unwrap_or(0),
+            inputs: run_stats::executions(),
+        }
+    }
+
+    fn load(from: &[AtomicU64; 4]) -> Mark {
+        let [ms, ns, waited_ns, inputs] = from.each_ref().map(|field| field.load(Relaxed));
+        Mark {
+            ms,
+            ns,
+            waited_ns,
+            inputs,
+        }
+    }
+
+    fn store(self, to: &[AtomicU64; 4]) {
+        for (field, value) in to
+            .iter()
+            .zip([self.ms, self.ns, self.waited_ns, self.inputs])
+        {
+            field.store(value, Relaxed);
+        }
+    }
+
+    /// From `self` to `now`: whether it is long enough to tell, and the
+    /// ns an input took that the thread did not spend waiting for a core.
+    fn cost_until(self, now: Mark) -> (bool, u64) {
+        let inputs = now.inputs.saturating_sub(self.inputs);
+        let long_enough =
+            now.ms.saturating_sub(self.ms) >= TRIAL_WINDOW_MS && inputs >= TRIAL_MIN_INPUTS;
+        let ran = now
+            .ns
+            .saturating_sub(self.ns)
+            .saturating_sub(now.waited_ns.saturating_sub(self.waited_ns));
+        (long_enough, ran / inputs.max(1))
+    }
+}
+
+/// What a trial measured switching off to save (per mille, below zero
+/// when it cost): the middle of its measures off against the middle of
+/// those on (a garbage collection that falls in one measure moves
+/// neither).
+fn trial_saving_per_mille(measures: &[u64; TRIAL_MEASURES]) -> i64 {
+    let mut on = [0_u64; TRIAL_MEASURES / 2 + 1];
+    let mut off = [0_u64; TRIAL_MEASURES / 2];
+    for (i, &measure) in measures.iter().enumerate() {
+        if i % 2 == 0 {
+            on[i / 2] = measure;
+        } else {
+            off[i / 2] = measure;
+        }
+    }
+    saving_per_mille(middle(&mut on), middle(&mut off))
+}
+
+/// The median of `values` (the mean of the two middle ones of an even
+/// count).
+fn middle(values: &mut [u64]) -> u64 {
+    values.sort_unstable();
+    let half = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[half]
+    } else {
+        ((u128::from(values[half - 1]) + u128::from(values[half])) / 2) as u64
+    }
+}
+
+/// What switching off saved (per mille, below zero when it cost): an
+/// input's time `off` against `on`.
+fn saving_per_mille(on: u64, off: u64) -> i64 {
+    if on == 0 {
+        return 0;
+    }
+    ((i128::from(on) - i128::from(off)) * 1000 / i128::from(on)) as i64
 }
 
 struct Quiet {
@@ -115,6 +236,18 @@ struct Quiet {
     next_window: AtomicU64,
     interval: AtomicU64,
     counts: Counts,
+    /// The trial: the measures it has taken (0: none runs) and what they
+    /// read (ns an input; odd ones with the quiet iseqs off), when the next may start (ms) and the wait after that
+    /// one; whether switching off was measured to pay (until the next
+    /// window); the saving the last trial measured (per mille; i64::MIN:
+    /// none yet); where the running measure started ([`Mark`]).
+    trial_taken: AtomicUsize,
+    trial_measures: [AtomicU64; TRIAL_MEASURES],
+    next_trial: AtomicU64,
+    trial_interval: AtomicU64,
+    pays: AtomicBool,
+    saving: AtomicI64,
+    mark: [AtomicU64; 4],
 }
 
 static QUIET: OnceLock<Quiet> = OnceLock::new();
@@ -127,14 +260,19 @@ static SKEW_MS: AtomicU64 = AtomicU64::new(0);
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 /// Branch events since the policy last looked (written by the GVL holder).
 static EVENTS: AtomicU64 = AtomicU64::new(0);
-/// When the policy last looked (ms, the policy's clock).
+/// When the policy last looked (ms, the policy's clock), and the time the
+/// thread had run by then ([`ran_ns`]).
 static LAST_LOOK_MS: AtomicU64 = AtomicU64::new(0);
+static LAST_RAN_NS: AtomicU64 = AtomicU64::new(0);
 /// The branch events' share of the time when it last looked (per mille).
 static EVENT_SHARE: AtomicU64 = AtomicU64::new(0);
 /// The tests' probe runs the policy whatever the events' share.
 static PROBING: AtomicBool = AtomicBool::new(false);
 /// What one branch event costs on this machine (ps), as [`calibrate`]d.
 static EVENT_PS: AtomicU64 = AtomicU64::new(EVENT_NS * 1000);
+/// The tests' probe: what a trial's measures read (ns an input; 0: the
+/// probe runs no trial, it switches whatever the share).
+static PROBE_COST_NS: AtomicU64 = AtomicU64::new(0);
 
 /// The hook: one branch event fired (no atomic read-modify-write: only
 /// the GVL holder runs hooks).
@@ -170,6 +308,13 @@ pub fn prepare() {
             next_window: AtomicU64::new(0),
             interval: AtomicU64::new(FIRST_INTERVAL_MS),
             counts: Counts::default(),
+            trial_taken: AtomicUsize::new(0),
+            trial_measures: Default::default(),
+            next_trial: AtomicU64::new(0),
+            trial_interval: AtomicU64::new(FIRST_INTERVAL_MS),
+            pays: AtomicBool::new(false),
+            saving: AtomicI64::new(i64::MIN),
+            mark: Default::default(),
         }
     });
 }
@@ -224,7 +369,9 @@ pub fn configure(
     quiet.next_check.store(now + CHECK_MS, Relaxed);
     EVENT_PS.store(calibrate(), Relaxed);
     LAST_LOOK_MS.store(now, Relaxed);
+    LAST_RAN_NS.store(ran_ns(), Relaxed);
     EVENTS.store(0, Relaxed);
+    Mark::now(now).store(&quiet.mark);
     quiet
         .quiet_ms
         .store(((seconds * 1000.0) as u64).max(1), Relaxed);
@@ -283,6 +430,11 @@ fn calibrate() -> u64 {
 fn scaled_event_ps(ps_per_round: u64) -> u64 {
     let nominal = EVENT_NS * 1000;
     (nominal * ps_per_round / REFERENCE_PS_PER_ROUND).clamp(nominal / 4, nominal * 1000)
+}
+
+/// The clock less the time the thread waited for a core so far (ns).
+fn ran_ns() -> u64 {
+    target_state::now_ns().saturating_sub(run_delay::run_delay_ns().unwrap_or(0))
 }
 
 /// The branch events' share of `elapsed_ms` (per mille), at `event_ps` each.
@@ -428,6 +580,13 @@ pub fn before_input() {
     }
 }
 
+/// The tests' probe (`Ruzzy::Native._quiet_coverage_probe_cost(ns)`): from
+/// now on a trial's every measure says an input took `ns` (0: the probe
+/// runs no trial, it switches whatever the share).
+pub fn probe_cost(ns: u64) {
+    PROBE_COST_NS.store(ns, Relaxed);
+}
+
 /// The tests' probe (`Ruzzy::Native._quiet_coverage_tick(ms)`): moves the
 /// policy's clock `ms` on and runs the policy as between two inputs.
 pub fn tick(ms: u64) {
@@ -444,33 +603,129 @@ impl Quiet {
     #[inline(never)]
     fn run(&self, now: u64) {
         self.next_check.store(now + CHECK_MS, Relaxed);
-        let quiet_ms = self.quiet_ms.load(Relaxed);
+        let events = EVENTS.swap(0, Relaxed);
+        let looked = LAST_LOOK_MS.swap(now, Relaxed);
+        let ran = ran_ns().saturating_sub(LAST_RAN_NS.swap(ran_ns(), Relaxed)) / 1_000_000;
+        // The time the thread ran, which a busy machine does not shorten
+        // (the probe's: the clock it moves on).
+        let elapsed = if PROBING.load(Relaxed) {
+            now.saturating_sub(looked)
+        } else {
+            ran
+        };
+        let share = share_per_mille(events, EVENT_PS.load(Relaxed), elapsed);
+        EVENT_SHARE.store(share, Relaxed);
+        if self.trial_taken.load(Relaxed) != 0 {
+            return self.go_on_with_trial(now);
+        }
         let next_window = self.next_window.load(Relaxed);
         if next_window != 0 && now >= next_window {
             self.open_window(now);
-            return;
+            return self.restart_measure(now);
         }
-        let events = EVENTS.swap(0, Relaxed);
-        let looked = LAST_LOOK_MS.swap(now, Relaxed);
-        let share = share_per_mille(events, EVENT_PS.load(Relaxed), now.saturating_sub(looked));
-        EVENT_SHARE.store(share, Relaxed);
-        if share < MIN_EVENT_SHARE_PER_MILLE && !PROBING.load(Relaxed) {
-            return;
+        let any_quiet = self.mark_quiet(now, false);
+        let probing = PROBING.load(Relaxed) && PROBE_COST_NS.load(Relaxed) == 0;
+        if any_quiet && (share >= MIN_EVENT_SHARE_PER_MILLE || probing || self.pays.load(Relaxed)) {
+            return self.switch_quiet_off(now);
         }
-        let quiet = |entry: &Entry| {
-            entry.state.load(Relaxed) == ON
+        let measured = self.measure(now);
+        if let Some(cost) = measured.filter(|_| any_quiet && now >= self.next_trial.load(Relaxed)) {
+            self.trial_measures[0].store(cost, Relaxed);
+            self.trial_taken.store(1, Relaxed);
+            self.counts.trials.fetch_add(1, Relaxed);
+            self.mark_quiet(now, true);
+            self.switch(true);
+        }
+        if measured.is_some() {
+            // A trial's first measure is the latest half second or so.
+            self.restart_measure(now);
+        }
+    }
+
+    /// Whether an iseq is quiet; with `pending`, every quiet iseq is asked
+    /// for in the next batch.
+    fn mark_quiet(&self, now: u64, pending: bool) -> bool {
+        let quiet_ms = self.quiet_ms.load(Relaxed);
+        let mut any = false;
+        for entry in self.entries.iter() {
+            if entry.state.load(Relaxed) == ON
                 && now.saturating_sub(entry.last_new.load(Relaxed)) >= quiet_ms
-        };
-        if !self.entries.iter().any(&quiet) {
-            return;
+            {
+                any = true;
+                if !pending {
+                    break;
+                }
+                entry.state.store(PENDING, Relaxed);
+            }
         }
-        for entry in self.entries.iter().filter(|entry| quiet(entry)) {
-            entry.state.store(PENDING, Relaxed);
-        }
+        any
+    }
+
+    /// Every quiet iseq off, in one batch.
+    fn switch_quiet_off(&self, now: u64) {
+        self.mark_quiet(now, true);
         self.switch(true);
-        if next_window == 0 {
+        if self.next_window.load(Relaxed) == 0 {
             self.next_window.store(now + FIRST_INTERVAL_MS, Relaxed);
         }
+        self.restart_measure(now);
+    }
+
+    /// The time an input took since the running measure started, once it
+    /// has lasted long enough to tell (the tests' probe: what it says).
+    fn measure(&self, now: u64) -> Option<u64> {
+        let probe = PROBE_COST_NS.load(Relaxed);
+        if PROBING.load(Relaxed) && probe != 0 {
+            return Some(probe);
+        }
+        let (long_enough, cost) = Mark::load(&self.mark).cost_until(Mark::now(now));
+        long_enough.then_some(cost)
+    }
+
+    fn restart_measure(&self, now: u64) {
+        Mark::now(now).store(&self.mark);
+    }
+
+    /// A trial's next step, once its running measure is long enough: the
+    /// quiet iseqs on again after a measure with them off, off again after
+    /// one with them on; after the last, off for good when that paid, else
+    /// the next trial waits.
+    fn go_on_with_trial(&self, now: u64) {
+        let Some(cost) = self.measure(now) else {
+            return;
+        };
+        let taken = self.trial_taken.load(Relaxed);
+        self.trial_measures[taken].store(cost, Relaxed);
+        if taken + 1 < TRIAL_MEASURES {
+            let off = taken % 2 == 0;
+            if off {
+                self.mark_quiet(now, true);
+            } else {
+                for entry in self.entries.iter() {
+                    if entry.state.load(Relaxed) == OFF {
+                        entry.state.store(PENDING, Relaxed);
+                    }
+                }
+            }
+            self.switch(off);
+            self.trial_taken.store(taken + 1, Relaxed);
+            return self.restart_measure(now);
+        }
+        self.trial_taken.store(0, Relaxed);
+        let measures = self
+            .trial_measures
+            .each_ref()
+            .map(|measure| measure.load(Relaxed));
+        let saving = trial_saving_per_mille(&measures);
+        self.saving.store(saving, Relaxed);
+        if saving >= MIN_SAVING_PER_MILLE {
+            return self.switch_quiet_off(now);
+        }
+        let interval = self.trial_interval.load(Relaxed);
+        self.next_trial.store(now + interval, Relaxed);
+        self.trial_interval
+            .store((interval * 2).min(MAX_INTERVAL_MS), Relaxed);
+        self.restart_measure(now);
     }
 
     /// Every switched-off iseq on again, for a window after which it is
@@ -494,6 +749,8 @@ impl Quiet {
         self.interval
             .store((interval * 2).min(MAX_INTERVAL_MS), Relaxed);
         self.counts.windows.fetch_add(1, Relaxed);
+        // What the next batch switches off is measured again.
+        self.pays.store(false, Relaxed);
     }
 
     /// Switches every PENDING iseq off (`off`) or on; those not found in
@@ -550,9 +807,10 @@ impl Quiet {
 /// switched off, switched on, windows, switched on elsewhere, failed,
 /// batches, instructions kept traced in switched-off iseqs as of the last
 /// batch, the branch events' share of the time when the policy last
-/// looked, in percent, and what an event costs here, in ns, as
-/// calibrated); None when quiet coverage is not on.
-pub fn info() -> Option<[f64; 11]> {
+/// looked, in percent, what an event costs here, in ns, as calibrated,
+/// trials, and what the last trial measured switching off to save, in
+/// percent, NaN before the first); None when quiet coverage is not on.
+pub fn info() -> Option<[f64; 13]> {
     let quiet = QUIET
         .get()
         .filter(|quiet| quiet.quiet_ms.load(Relaxed) != 0)?;
@@ -574,6 +832,11 @@ pub fn info() -> Option<[f64; 11]> {
         counts.arms_kept.load(Relaxed) as f64,
         EVENT_SHARE.load(Relaxed) as f64 / 10.0,
         EVENT_PS.load(Relaxed) as f64 / 1000.0,
+        counts.trials.load(Relaxed) as f64,
+        match quiet.saving.load(Relaxed) {
+            i64::MIN => f64::NAN,
+            saving => saving as f64 / 10.0,
+        },
     ])
 }
 
@@ -590,6 +853,57 @@ mod tests {
         // in the same second, each ten times dearer.
         let slow = share_per_mille(150_000, scaled_event_ps(REFERENCE_PS_PER_ROUND * 10), 1_000);
         assert_eq!(slow, here);
+    }
+
+    #[test]
+    fn a_trial_sets_the_middle_measure_off_against_the_middle_one_on() {
+        assert_eq!(saving_per_mille(1_000, 800), 200);
+        assert_eq!(saving_per_mille(1_000, 1_050), -50);
+        assert_eq!(saving_per_mille(0, 5), 0);
+        assert_eq!(saving_per_mille(u64::MAX, 0), 1000);
+        // A collection made the second measure on slow: it moves nothing.
+        let measures = [1_000, 950, 2_900, 960, 1_000, 940, 1_000];
+        assert_eq!(trial_saving_per_mille(&measures), 50);
+        assert!(trial_saving_per_mille(&measures) < MIN_SAVING_PER_MILLE);
+        // And one made a measure off slow.
+        let measures = [1_000, 800, 1_000, 2_000, 1_100, 790, 1_000];
+        assert_eq!(trial_saving_per_mille(&measures), 200);
+    }
+
+    #[test]
+    fn a_measure_counts_the_time_the_thread_did_not_wait_for_a_core() {
+        let from = Mark {
+            ms: 0,
+            ns: 0,
+            waited_ns: 100,
+            inputs: 10,
+        };
+        let until = |ms: u64, waited_ns: u64, inputs: u64| Mark {
+            ms,
+            ns: ms * 1_000_000,
+            waited_ns,
+            inputs,
+        };
+        // 1 s, half of it waiting, 500 inputs: 1 ms each.
+        assert_eq!(
+            from.cost_until(until(1_000, 500_000_100, 510)),
+            (true, 1_000_000)
+        );
+        assert!(
+            !from.cost_until(until(TRIAL_WINDOW_MS - 1, 100, 510)).0,
+            "too short"
+        );
+        assert!(
+            !from
+                .cost_until(until(5_000, 100, 10 + TRIAL_MIN_INPUTS - 1))
+                .0,
+            "too few inputs"
+        );
+        assert_eq!(
+            from.cost_until(until(1_000, 100, 10)).1,
+            1_000_000_000,
+            "no input"
+        );
     }
 
     #[test]

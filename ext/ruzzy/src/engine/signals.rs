@@ -28,8 +28,7 @@
 //!     are read without Ruby's help (async-signal-safe) and the report
 //!     follows.
 //!     The alarm comes every second (libFuzzer's period is half the
-//!     timeout), so a timeout is reported within a second of `-timeout`
-//!     (and its grace).
+//!     timeout), so a timeout is reported within a second of `-timeout`.
 //!
 //! Under LibAFL's runtime, whose handlers know nothing of Ruby, ruzzy takes
 //! the faults over ([`crate::findings::fatal`] reports them in libFuzzer's
@@ -318,15 +317,14 @@ extern "C" fn on_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context:
 fn on_timeout_alarm(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     if target_state::timed_out() && target_state::running_here() {
         let state = TIMEOUT_STATE.swap(TIMEOUT_WAITING, Ordering::Relaxed);
-        let grace = if state == TIMEOUT_IDLE {
-            ruby_backtrace::at_safe_point(finish_timeout).then(timeout_grace::start)
-        } else {
-            timeout_grace::left_ns()
-        };
-        if let Some(left_ns) = grace {
-            // One more alarm when the grace ends, in case Ruby never gets
-            // to run the job.
-            arm_once(left_ns);
+        let registered = state == TIMEOUT_IDLE && ruby_backtrace::at_safe_point(finish_timeout);
+        if registered {
+            timeout_grace::start();
+        }
+        if registered || (state == TIMEOUT_WAITING && !timeout_grace::over()) {
+            // One more alarm while the grace lasts, in case Ruby never
+            // gets to run the job. SAFETY: alarm is async-signal-safe.
+            unsafe { libc::alarm(timeout_grace::ALARM_SECS) };
             return;
         }
         // The grace is over (or no job could be registered).
@@ -383,23 +381,6 @@ fn finish_timeout() {
             std::ptr::null_mut(),
         );
     }
-}
-
-/// One alarm, in `ns` (the periodic one is replaced until
-/// [`arm_timeout_timer`] sets it again). Async-signal-safe: one system call.
-fn arm_once(ns: u64) {
-    let timer = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_usec: (ns % 1_000_000_000 / 1_000) as libc::suseconds_t,
-        },
-    };
-    // SAFETY: setting the real-time interval timer from a valid struct.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
 }
 
 /// The alarm that checks for a timeout: every second. libFuzzer's own

@@ -4,7 +4,8 @@
 //! ([`target_state`]: which input runs, since when, on which thread, the
 //! `-timeout`); the inputs run and libFuzzer's final statistics
 //! ([`run_stats`]); the only output that is safe in a signal handler
-//! ([`output`]); and what a panic in ruzzy's own code does
+//! ([`output`]); how long the calling thread has waited for a core
+//! ([`run_delay`]); and what a panic in ruzzy's own code does
 //! ([`internal_error`]).
 //!
 //! Nothing here calls a subsystem above it: where a report needs more (the
@@ -19,6 +20,7 @@
 pub mod internal_error;
 pub mod libfuzzer;
 pub mod output;
+pub mod run_delay;
 pub mod run_stats;
 pub mod target_state;
 
