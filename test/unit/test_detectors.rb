@@ -533,7 +533,7 @@ class TestDetectors < Minitest::Test
   end
 
   # A match that takes a share of the CPU time the redos detector allows
-  # runs for longer than that on a core three other processes share; the
+  # runs for longer than that on a core five other processes share; the
   # detector counts CPU time, so a busy machine (CI running several suites)
   # makes no finding that an idle one would not replay.
   def test_redos_counts_cpu_time_not_a_busy_cores_wall_clock
@@ -553,7 +553,7 @@ class TestDetectors < Minitest::Test
           nil
         }, detectors: %i[redos])
       RUBY
-      busy = Array.new(3) { Process.spawn("taskset", "-c", "0", "sh", "-c", "while :; do :; done") }
+      busy = Array.new(5) { Process.spawn("taskset", "-c", "0", "sh", "-c", "while :; do :; done") }
       begin
         result = run_command("taskset", "-c", "0", "ruzzy", "harness.rb", "corpus", "-runs=0", chdir: dir)
       ensure
