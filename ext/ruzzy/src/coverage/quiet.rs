@@ -33,9 +33,9 @@
 //! middle of the three measures off against the middle of the four on (a
 //! garbage collection that falls in one measure moves neither) decides:
 //! they stay off when an input took [`MIN_SAVING_PER_MILLE`] less time
-//! with them off; else they stay on and the next trial waits, 30 s and doubling up to 8
-//! minutes. A window ends what was measured: after one, switching off is
-//! a trial again.
+//! with them off; else they stay on and the next trial waits, 30 s and
+//! doubling up to 8 minutes. Each later batch is judged the same way: by
+//! the share, or by a trial of its own.
 //!
 //! Something else may switch coverage back on behind ruzzy's back: enabling
 //! a global TracePoint for an iseq event Ruby has not traced before (the
@@ -134,13 +134,12 @@ struct Counts {
     trials: AtomicU64,
 }
 
-/// The start of a measure: the policy's clock (ms), the clock and the time
-/// the thread waited for a core (ns), and the inputs run so far.
+/// The start of a measure: the policy's clock (ms), the time the thread
+/// had run ([`ran_ns`]), and the inputs run so far.
 #[derive(Clone, Copy)]
 struct Mark {
     ms: u64,
-    ns: u64,
-    waited_ns: u64,
+    ran_ns: u64,
     inputs: u64,
 }
 
@@ -148,27 +147,18 @@ impl Mark {
     fn now(ms: u64) -> Mark {
         Mark {
             ms,
-            ns: target_state::now_ns(),
-            waited_ns: run_delay::run_delay_ns().unwrap_or(0),
+            ran_ns: ran_ns(),
             inputs: run_stats::executions(),
         }
     }
 
-    fn load(from: &[AtomicU64; 4]) -> Mark {
-        let [ms, ns, waited_ns, inputs] = from.each_ref().map(|field| field.load(Relaxed));
-        Mark {
-            ms,
-            ns,
-            waited_ns,
-            inputs,
-        }
+    fn load(from: &[AtomicU64; 3]) -> Mark {
+        let [ms, ran_ns, inputs] = from.each_ref().map(|field| field.load(Relaxed));
+        Mark { ms, ran_ns, inputs }
     }
 
-    fn store(self, to: &[AtomicU64; 4]) {
-        for (field, value) in to
-            .iter()
-            .zip([self.ms, self.ns, self.waited_ns, self.inputs])
-        {
+    fn store(self, to: &[AtomicU64; 3]) {
+        for (field, value) in to.iter().zip([self.ms, self.ran_ns, self.inputs]) {
             field.store(value, Relaxed);
         }
     }
@@ -179,10 +169,7 @@ impl Mark {
         let inputs = now.inputs.saturating_sub(self.inputs);
         let long_enough =
             now.ms.saturating_sub(self.ms) >= TRIAL_WINDOW_MS && inputs >= TRIAL_MIN_INPUTS;
-        let ran = now
-            .ns
-            .saturating_sub(self.ns)
-            .saturating_sub(now.waited_ns.saturating_sub(self.waited_ns));
+        let ran = now.ran_ns.saturating_sub(self.ran_ns);
         (long_enough, ran / inputs.max(1))
     }
 }
@@ -237,17 +224,16 @@ struct Quiet {
     interval: AtomicU64,
     counts: Counts,
     /// The trial: the measures it has taken (0: none runs) and what they
-    /// read (ns an input; odd ones with the quiet iseqs off), when the next may start (ms) and the wait after that
-    /// one; whether switching off was measured to pay (until the next
-    /// window); the saving the last trial measured (per mille; i64::MIN:
-    /// none yet); where the running measure started ([`Mark`]).
+    /// read (ns an input; odd ones with the quiet iseqs off), when the next
+    /// may start (ms) and the wait after that one; the saving the last
+    /// trial measured (per mille; i64::MIN: none yet); where the running
+    /// measure started ([`Mark`]).
     trial_taken: AtomicUsize,
     trial_measures: [AtomicU64; TRIAL_MEASURES],
     next_trial: AtomicU64,
     trial_interval: AtomicU64,
-    pays: AtomicBool,
     saving: AtomicI64,
-    mark: [AtomicU64; 4],
+    mark: [AtomicU64; 3],
 }
 
 static QUIET: OnceLock<Quiet> = OnceLock::new();
@@ -312,7 +298,6 @@ pub fn prepare() {
             trial_measures: Default::default(),
             next_trial: AtomicU64::new(0),
             trial_interval: AtomicU64::new(FIRST_INTERVAL_MS),
-            pays: AtomicBool::new(false),
             saving: AtomicI64::new(i64::MIN),
             mark: Default::default(),
         }
@@ -605,7 +590,8 @@ impl Quiet {
         self.next_check.store(now + CHECK_MS, Relaxed);
         let events = EVENTS.swap(0, Relaxed);
         let looked = LAST_LOOK_MS.swap(now, Relaxed);
-        let ran = ran_ns().saturating_sub(LAST_RAN_NS.swap(ran_ns(), Relaxed)) / 1_000_000;
+        let ran_now = ran_ns();
+        let ran = ran_now.saturating_sub(LAST_RAN_NS.swap(ran_now, Relaxed)) / 1_000_000;
         // The time the thread ran, which a busy machine does not shorten
         // (the probe's: the clock it moves on).
         let elapsed = if PROBING.load(Relaxed) {
@@ -625,7 +611,7 @@ impl Quiet {
         }
         let any_quiet = self.mark_quiet(now, false);
         let probing = PROBING.load(Relaxed) && PROBE_COST_NS.load(Relaxed) == 0;
-        if any_quiet && (share >= MIN_EVENT_SHARE_PER_MILLE || probing || self.pays.load(Relaxed)) {
+        if any_quiet && (share >= MIN_EVENT_SHARE_PER_MILLE || probing) {
             return self.switch_quiet_off(now);
         }
         let measured = self.measure(now);
@@ -659,6 +645,15 @@ impl Quiet {
             }
         }
         any
+    }
+
+    /// Every switched-off iseq is asked for in the next batch.
+    fn mark_off_pending(&self) {
+        for entry in self.entries.iter() {
+            if entry.state.load(Relaxed) == OFF {
+                entry.state.store(PENDING, Relaxed);
+            }
+        }
     }
 
     /// Every quiet iseq off, in one batch.
@@ -701,11 +696,7 @@ impl Quiet {
             if off {
                 self.mark_quiet(now, true);
             } else {
-                for entry in self.entries.iter() {
-                    if entry.state.load(Relaxed) == OFF {
-                        entry.state.store(PENDING, Relaxed);
-                    }
-                }
+                self.mark_off_pending();
             }
             self.switch(off);
             self.trial_taken.store(taken + 1, Relaxed);
@@ -733,11 +724,7 @@ impl Quiet {
     fn open_window(&self, now: u64) {
         let interval = self.interval.load(Relaxed);
         let window = (interval / 10).max(MIN_WINDOW_MS);
-        for entry in self.entries.iter() {
-            if entry.state.load(Relaxed) == OFF {
-                entry.state.store(PENDING, Relaxed);
-            }
-        }
+        self.mark_off_pending();
         self.switch(false);
         let quiet_again = (now + window).saturating_sub(self.quiet_ms.load(Relaxed));
         for entry in self.entries.iter() {
@@ -749,8 +736,6 @@ impl Quiet {
         self.interval
             .store((interval * 2).min(MAX_INTERVAL_MS), Relaxed);
         self.counts.windows.fetch_add(1, Relaxed);
-        // What the next batch switches off is measured again.
-        self.pays.store(false, Relaxed);
     }
 
     /// Switches every PENDING iseq off (`off`) or on; those not found in
@@ -872,18 +857,15 @@ mod tests {
 
     #[test]
     fn a_measure_counts_the_time_the_thread_did_not_wait_for_a_core() {
-        let from = Mark {
-            ms: 0,
-            ns: 0,
-            waited_ns: 100,
-            inputs: 10,
-        };
-        let until = |ms: u64, waited_ns: u64, inputs: u64| Mark {
+        // The clock (ns, 1 µs at the policy's 0 ms) less the time the
+        // thread had waited.
+        let at = |ms: u64, waited_ns: u64, inputs: u64| Mark {
             ms,
-            ns: ms * 1_000_000,
-            waited_ns,
+            ran_ns: ms * 1_000_000 + 1_000 - waited_ns,
             inputs,
         };
+        let from = at(0, 100, 10);
+        let until = at;
         // 1 s, half of it waiting, 500 inputs: 1 ms each.
         assert_eq!(
             from.cost_until(until(1_000, 500_000_100, 510)),
