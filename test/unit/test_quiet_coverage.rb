@@ -109,6 +109,25 @@ class TestQuietCoverage < Minitest::Test
     end
   end
 
+  # A comparison site counts as coverage of its method: off with the
+  # method's events, on again in a window. Its operands are still reported
+  # (see the campaign test below).
+  def test_a_switched_off_method_counts_no_comparison_site
+    run_script(<<~RUBY) do |out|
+      Ruzzy::CompareHooks.install
+      puts "before=\#{hits { Target.rare(3) }}"
+      puts "before_untraced=\#{hits { 3 == 7 }}"
+      Ruzzy::Native._quiet_coverage_tick(11_000)
+      puts "off=\#{hits { Target.rare(3) }}"
+      Ruzzy::Native._quiet_coverage_tick(30_000)
+      puts "window=\#{hits { Target.rare(3) }}"
+    RUBY
+      assert_operator out["before"], :>=, 2, "the arm and the comparison site `x == 7`"
+      assert_equal 0, out["off"], "a switched-off method's comparison site reaches no counter"
+      assert_equal out["before"], out["window"], "and counts again in a window"
+    end
+  end
+
   def test_a_method_that_finds_something_new_stays_on
     run_script(<<~RUBY) do |out|
       Ruzzy::Native._quiet_coverage_tick(11_000)
@@ -288,6 +307,50 @@ class TestQuietCoverage < Minitest::Test
     assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -merge_control_file=/tmp/m -merge_inner=1 a b]).reads_coverage?
     assert Ruzzy::LibFuzzerArgs.new(%w[ruzzy -minimize_crash_internal_step=1 crash]).reads_coverage?
     refute Ruzzy::LibFuzzerArgs.new(%w[ruzzy -runs=10 -print_final_stats=1 corpus]).reads_coverage?
+  end
+
+  # A magic number compared in a method switched off after the first
+  # inputs (the probe switches at once, whatever the share): the method
+  # reaches no counter, yet its comparison is still reported, and libFuzzer
+  # solves it as with every event on.
+  MAGIC = <<~RUBY
+    module Magic
+      NUMBER = 0x2F76_E57F * 2 # not a literal of the dictionary
+
+      def self.check(data)
+        return :short if data.bytesize < 4
+
+        raise "magic number" if data.unpack1("N") == NUMBER
+
+        :other
+      end
+    end
+  RUBY
+
+  def test_a_switched_off_method_still_reports_its_comparisons
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "magic.rb"), MAGIC)
+      harness = write_harness(dir, <<~RUBY)
+        require_relative "magic"
+        inputs = 0
+        Ruzzy.fuzz(lambda do |data|
+          Magic.check(data)
+          if (inputs += 1) == 3
+            Ruzzy::Native._quiet_coverage_probe_cost(0)
+            Ruzzy::Native._quiet_coverage_tick(1_000)
+            File.write("off.txt", Ruzzy::Coverage.info[:quiet_iseqs_off])
+          end
+          nil
+        end)
+      RUBY
+      env = { "RUZZY_QUIET_COVERAGE" => "0.1", "RUZZY_TEST_PROBES" => "1" }
+      blind = ruzzy("--no-compare-hooks", harness, "-runs=200000", "-seed=1", chdir: dir, env:)
+      assert_exit 0, blind # premise: without the comparison reports the number is out of reach
+      result = ruzzy(harness, "-runs=200000", "-seed=1", chdir: dir, env:)
+      assert_operator Integer(File.read(File.join(dir, "off.txt"))), :>=, 1, "Magic.check switched off"
+      assert_match(/RuntimeError: magic number/, result.output)
+      refute_empty artifacts(dir)
+    end
   end
 
   # Calls Target.busy REPEAT times an input, and sleeps PAUSE seconds (work

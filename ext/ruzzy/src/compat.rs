@@ -30,7 +30,7 @@ pub fn trace_cmp8(a: Value, b: Value) {
         let frame = unsafe { Frame::enter() };
         // An explicit report counts even from code that is not instrumented.
         let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
-        crate::coverage::hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         compare_sites::cmp8(site, a, b);
     }
 }
@@ -42,7 +42,7 @@ pub fn trace_div8(divisor: Value) {
         let frame = unsafe { Frame::enter() };
         // An explicit report counts even from code that is not instrumented.
         let site = compare_sites::caller(&frame).unwrap_or(SiteId::UNKNOWN);
-        crate::coverage::hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         compare_sites::div8(site, divisor);
     }
 }

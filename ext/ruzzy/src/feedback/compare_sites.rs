@@ -18,11 +18,12 @@
 //! by code that is not instrumented (ruzzy itself, RubyGems, excluded
 //! paths) has no site and is not reported. Locating has no side effect; a
 //! hook that reports a comparison also counts its site as coverage, with an
-//! explicit [`crate::coverage::hook::reach_compare_site`].
+//! explicit [`reach`] (not in a method quiet coverage switched off).
 //!
 //! Invariants: no allocation, no lock; runs with the GVL held (inside a
 //! Ruby method call), which also guards the two padding buffers.
 
+use crate::coverage::hook;
 use crate::coverage::location::{self, mix};
 use crate::coverage::locator;
 use crate::coverage::path_registry::hash_bytes;
@@ -124,6 +125,8 @@ extern "C" {
 pub struct SiteId {
     stub: usize,
     location: Option<u64>,
+    /// Quiet coverage has switched the coverage of its method off.
+    quiet: bool,
 }
 
 impl SiteId {
@@ -131,13 +134,16 @@ impl SiteId {
     pub const UNKNOWN: SiteId = SiteId {
         stub: 0,
         location: None,
+        quiet: false,
     };
 
-    /// The site of the Ruby code at `location`.
-    fn at(location: u64) -> SiteId {
+    /// The site of the Ruby code at `location`, in a method whose coverage
+    /// quiet coverage has switched off or not.
+    fn at(location: u64, quiet: bool) -> SiteId {
         SiteId {
             stub: (location as usize) & (SITES - 1),
             location: Some(location),
+            quiet,
         }
     }
 
@@ -147,6 +153,7 @@ impl SiteId {
         SiteId {
             stub: (mix(id ^ HARNESS_SITE_SALT) as usize) & (SITES - 1),
             location: None,
+            quiet: false,
         }
     }
 
@@ -198,7 +205,23 @@ fn locate(frame: &Frame, unlocated: Option<SiteId>) -> Option<SiteId> {
     if !info.included {
         return None;
     }
-    Some(SiteId::at(locator::location(&info, &site)))
+    Some(SiteId::at(
+        locator::location(&info, &site),
+        info.switched_off,
+    ))
+}
+
+/// Counts `site` as coverage ([`hook::reach_compare_site`]), unless quiet
+/// coverage has switched its method's coverage off: reaching the site says
+/// no more than the method's own events, which are off too, and libFuzzer
+/// would go on paying for the counter after every input. Its comparisons are
+/// still reported: they are what solves the conditions of the arms no input
+/// has run yet.
+#[inline(always)]
+pub fn reach(site: SiteId) {
+    if !site.quiet {
+        hook::reach_compare_site(site.location);
+    }
 }
 
 /// The PC that stands for `site`: the hook's return address inside its
@@ -378,6 +401,7 @@ mod tests {
         let site = |stub| SiteId {
             stub,
             location: None,
+            quiet: false,
         };
         assert_ne!(pc(site(1)), pc(site(2)));
         assert_eq!(pc(site(3)) as usize - pc(site(2)) as usize, STUB_BYTES);

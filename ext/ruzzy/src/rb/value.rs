@@ -237,6 +237,31 @@ pub fn integer_bits(value: VALUE) -> Option<u64> {
     (sign.abs() == 1).then_some(word)
 }
 
+/// How two Integers order (-1, 0 or 1) when at least one is a Bignum, as
+/// Ruby's own Integer comparisons order them (`rb_big_cmp`, which reads
+/// both without allocating or running Ruby code); None when either is not
+/// an Integer, both are Fixnums, or they are equal in value but not of one
+/// type (an unnormalised Bignum: `eql?` tells them apart).
+#[inline(always)]
+pub fn integer_order(a: VALUE, b: VALUE) -> Option<i64> {
+    let (a_big, b_big) = (
+        has_type(a, ruby_value_type::RUBY_T_BIGNUM),
+        has_type(b, ruby_value_type::RUBY_T_BIGNUM),
+    );
+    if !(a_big && (b_big || is_fixnum(b)) || b_big && is_fixnum(a)) {
+        return None;
+    }
+    // SAFETY: the first operand is a Bignum and the second an Integer.
+    let order = unsafe {
+        if a_big {
+            fixnum_value(rb_sys::rb_big_cmp(a, b))?
+        } else {
+            -fixnum_value(rb_sys::rb_big_cmp(b, a))?
+        }
+    };
+    (order != 0 || a_big == b_big).then_some(order.signum())
+}
+
 /// The value of a Float, or None for anything else.
 #[inline(always)]
 pub fn float_value(value: VALUE) -> Option<f64> {

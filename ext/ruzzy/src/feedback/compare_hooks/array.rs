@@ -10,7 +10,6 @@
 //! (`rb_ary_includes`, public API) instead of `super`.
 
 use super::{builtin, FastPath, Hook, HookModule};
-use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
 use crate::rb::value::{self, integer_bits, Frame, MethodCall};
@@ -76,7 +75,7 @@ fn report_miss(frame: &Frame, array: VALUE, value: VALUE) {
     let Some(site) = compare_sites::caller(frame) else {
         return;
     };
-    hook::reach_compare_site(site.location());
+    compare_sites::reach(site);
     let mut position = 0;
     // The length is read again each time: `==` ran Ruby code in `super`,
     // but nothing runs here.

@@ -152,7 +152,7 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     let Some(site) = site else {
         return found.map_or(Lookup::Missing, Lookup::Found);
     };
-    hook::reach_compare_site(site.location());
+    compare_sites::reach(site);
     if let Some(value) = found {
         hook::reach_key_found(site.location(), named_key(frame, key));
         return Lookup::Found(value);

@@ -2,12 +2,12 @@
 //! integer comparison, divisions their divisor; an Integer compared with a
 //! Float goes to the Float feedback.
 //!
-//! Fast paths: comparisons of two Fixnums, and `/`, `%`, `div` and
+//! Fast paths: comparisons of two Integers (Bignums ordered by Ruby's own
+//! `rb_big_cmp`: a 128-bit address compared is no `super` call), and `/`, `%`, `div` and
 //! `modulo` of two Fixnums (floored, as Ruby's; a zero divisor or a
 //! quotient out of the Fixnum range goes to `super`).
 
 use super::{builtin, builtin_at, FastPath, Hook, HookModule, Operator};
-use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::feedback::numbers;
 use crate::rb::method::Function;
@@ -60,18 +60,24 @@ unsafe extern "C" fn compare_hook<O: Operator<Operand = i64>>(this: VALUE, other
     let mut call = unsafe { MethodCall::with_args(&args) };
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             compare_sites::cmp8(site, a, b);
             numbers::integers(site, a, b);
         }
-        if let (Some(a), Some(b)) = (fixnum_value(this), fixnum_value(other)) {
-            if builtin(O::FAST_PATH) {
-                // SAFETY: any two Fixnums.
-                return unsafe { O::builtin(a, b) };
-            }
-        }
     } else if let Some(b) = value::float_value(other) {
         super::number::integer_with_float(&call, this, b);
+        return call.call_super();
+    }
+    if builtin(O::FAST_PATH) {
+        if let (Some(a), Some(b)) = (fixnum_value(this), fixnum_value(other)) {
+            // SAFETY: any two Fixnums.
+            return unsafe { O::builtin(a, b) };
+        }
+        if let Some(order) = value::integer_order(this, other) {
+            // SAFETY: two Fixnums that order as the operands do (every
+            // operator hooked here depends on the order alone).
+            return unsafe { O::builtin(order, 0) };
+        }
     }
     call.call_super()
 }
@@ -127,7 +133,7 @@ fn floored_division(a: i64, b: i64) -> Option<(i64, i64)> {
 fn report_divisor(call: &MethodCall, this: VALUE, other: VALUE) {
     if let (Some(_), Some(divisor)) = (integer_bits(this), integer_bits(other)) {
         if let Some(site) = compare_sites::caller(call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             compare_sites::div8(site, divisor);
         }
     }
@@ -139,7 +145,7 @@ unsafe extern "C" fn between(this: VALUE, min: VALUE, max: VALUE) -> VALUE {
     let mut call = unsafe { MethodCall::with_args(&args) };
     if let Some(value) = integer_bits(this) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             for bound in args.into_iter().filter_map(integer_bits) {
                 compare_sites::cmp8(site, value, bound);
             }

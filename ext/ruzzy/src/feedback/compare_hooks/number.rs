@@ -8,7 +8,6 @@
 //! `Integer()`, `Float()`, `String#to_i` and `String#to_f` read and made.
 
 use super::{Hook, HookModule};
-use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::feedback::numbers;
 use crate::rb::method::Function;
@@ -56,7 +55,7 @@ fn float_or_integer(value: VALUE) -> Option<f64> {
 /// Reports a comparison of two numbers, at least one of them a Float.
 fn report_floats(frame: &Frame, a: f64, b: f64) {
     if let Some(site) = compare_sites::caller(frame) {
-        hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         numbers::floats(site, a, b);
     }
 }
@@ -102,7 +101,7 @@ unsafe extern "C" fn kernel_conversion<const FLOAT: bool>(
     let text = call.first();
     if let Some(bytes) = call.string_bytes(text) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             numbers::check_number_text(site, bytes, FLOAT);
         }
     }

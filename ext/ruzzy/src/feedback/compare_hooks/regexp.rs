@@ -30,7 +30,6 @@
 //! read is bounded by [`WINDOW`].
 
 use super::{Hook, HookModule};
-use crate::coverage::hook;
 use crate::feedback::compare_sites::{self, SiteId};
 use crate::feedback::recent_failures;
 use crate::feedback::regex_model::Pattern;
@@ -238,7 +237,7 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
         let Some(site) = compare_sites::ruby_caller(frame) else {
             return;
         };
-        hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         let rest = &subject[from.min(subject.len())..];
         if anchored {
             compare_sites::bytes(site, &rest[..rest.len().min(needle.len())], needle);
@@ -253,7 +252,7 @@ fn report(frame: &Frame, pattern_value: VALUE, subject: &[u8], from: usize, anch
     let Some(site) = compare_sites::ruby_caller(frame) else {
         return;
     };
-    hook::reach_compare_site(site.location());
+    compare_sites::reach(site);
     let window = &subject[..subject.len().min(from.saturating_add(WINDOW))];
     let location = site.location().unwrap_or(0);
     if !recent_failures::worth_modelling(location, pattern_value, window, from, anchored) {

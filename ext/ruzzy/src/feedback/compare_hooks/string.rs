@@ -3,7 +3,6 @@
 //! report the needle.
 
 use super::{builtin, Hook, HookModule, Operator};
-use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
 use crate::rb::value::{boolean, ordering, strings_equal, strings_order, MethodCall, QFALSE};
@@ -48,7 +47,7 @@ unsafe extern "C" fn compare_hook<O: Operator<Operand = VALUE>>(
     let mut call = unsafe { MethodCall::with_args(&args) };
     if let (Some(a), Some(b)) = (call.string_bytes(this), call.string_bytes(other)) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             compare_sites::bytes(site, a, b);
         }
         if builtin(O::FAST_PATH) {
@@ -63,7 +62,7 @@ unsafe extern "C" fn start_with(argc: c_int, argv: *const VALUE, this: VALUE) ->
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
     if let (Some(text), Some(site)) = (call.string_bytes(this), compare_sites::caller(&call)) {
-        hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         for prefix in call.args().iter().filter_map(|&arg| call.string_bytes(arg)) {
             compare_sites::bytes(site, &text[..text.len().min(prefix.len())], prefix);
         }
@@ -81,7 +80,7 @@ unsafe extern "C" fn end_with(argc: c_int, argv: *const VALUE, this: VALUE) -> V
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
     if let (Some(text), Some(site)) = (call.string_bytes(this), compare_sites::caller(&call)) {
-        hook::reach_compare_site(site.location());
+        compare_sites::reach(site);
         for suffix in call.args().iter().filter_map(|&arg| call.string_bytes(arg)) {
             let end = &text[text.len().saturating_sub(suffix.len())..];
             compare_sites::bytes(site, end, suffix);
@@ -116,7 +115,7 @@ unsafe extern "C" fn index(argc: c_int, argv: *const VALUE, this: VALUE) -> VALU
 fn search(call: &MethodCall, text: VALUE, needle: VALUE) {
     if let (Some(text), Some(needle)) = (call.string_bytes(text), call.string_bytes(needle)) {
         if let Some(site) = compare_sites::caller(call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             compare_sites::substring(site, text, needle);
         }
     }

@@ -5,7 +5,6 @@
 //! BasicObject's, the negation of `==`), whatever the other operand.
 
 use super::{builtin, Hook, HookModule, Operator};
-use crate::coverage::hook;
 use crate::feedback::compare_sites;
 use crate::rb::method::Function;
 use crate::rb::value::{boolean, is_symbol, MethodCall};
@@ -37,7 +36,7 @@ unsafe extern "C" fn compare_hook<O: Operator<Operand = VALUE>>(
     let mut call = unsafe { MethodCall::with_args(&args) };
     if this != other && is_symbol(this) && is_symbol(other) {
         if let Some(site) = compare_sites::caller(&call) {
-            hook::reach_compare_site(site.location());
+            compare_sites::reach(site);
             // A Symbol is its name: the same two Symbols compared again
             // need not have their names read.
             if compare_sites::fresh_values(site, this, other) {
