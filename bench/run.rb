@@ -817,34 +817,32 @@ module Bench
           ["parser", *FIXED_CONFIGURATIONS.keys, "ruzzy / untraced"], rows)
   end
 
-  # Inputs counted per parser once quiet coverage has switched its quiet
-  # methods off: the first run long enough under callgrind for the policy's
-  # first batch (> 1 s), or for its trial (> 5 s) on the parsers whose
-  # branch events take too small a share of the time to decide alone.
-  QUIET_RUNS = { "uri" => [10_000, 14_000], "ipaddr" => [6000, 9000], "time" => [6000, 9000] }.freeze
+  # Quiet coverage on, every quiet method switched off after the third
+  # input (on a fixed document every method is quiet by then), whatever the
+  # policy's share or trial would decide there: bench/fixed_documents/harness.rb
+  # BENCH_SWITCH_QUIET, with the tests' probes.
+  QUIET_METHODS_OFF = { "RUZZY_QUIET_COVERAGE" => "0.001", "RUZZY_TEST_PROBES" => "1",
+                        "BENCH_SWITCH_QUIET" => "1" }.freeze
 
   # Quiet coverage (docs/coverage.md) per execution on a fixed document,
   # in one run: untraced, with every coverage event on
   # (--no-quiet-coverage), and once the methods that find nothing new are
-  # switched off (RUZZY_QUIET_COVERAGE=0.001: on a fixed document every
-  # method is quiet after the first input); beside them Ruby's own branch
+  # switched off (QUIET_METHODS_OFF); beside them Ruby's own branch
   # coverage in a plain loop (its cost over the same loop without it), and
   # Ruzzy 0.8 when BENCH_RUZZY_0_8_HOME names its gem home. First
-  # instructions (callgrind; counted from the input after which the first
-  # batch has run, QUIET_RUNS or 400 to 800, the same inputs in every
+  # instructions (callgrind; inputs 400 to 800, the same inputs in every
   # column), then the same columns in wall time (execs/s in SECONDS of
   # each, one process at a time; Ruby's coverage as µs per execution).
   QUIET_CONFIGURATIONS = {
     "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
     "every event on" => [["--no-quiet-coverage"], {}],
-    "quiet methods off" => [[], { "RUZZY_QUIET_COVERAGE" => "0.001" }]
+    "quiet methods off" => [[], QUIET_METHODS_OFF]
   }.freeze
 
   def quiet
     valgrind!("quiet")
     measured = PARSERS.to_h do |name|
-      runs = QUIET_RUNS.fetch(name, [400, 800])
-      [name, { instructions: quiet_instructions(name, runs), seconds: quiet_seconds(name) }]
+      [name, { instructions: quiet_instructions(name, [400, 800]), seconds: quiet_seconds(name) }]
     end
     labels = [*QUIET_CONFIGURATIONS.keys.drop(1), *("Ruzzy 0.8" if RUZZY_0_8_HOME)]
     header = ["parser", "untraced", "Ruby's branch coverage / its loop without",
@@ -916,13 +914,13 @@ module Bench
   # YJIT under ruzzy: execs/s on a fixed document without and with YJIT
   # (RUBYOPT=--yjit, which every process of the run inherits), untraced,
   # with every coverage event on and once quiet coverage has switched the
-  # quiet methods off (RUZZY_QUIET_COVERAGE=0.001: after the first input;
-  # no window opens within SECONDS), and what YJIT gains the same work with
-  # no fuzzer (bench/fixed_documents/ruby_coverage.rb none).
+  # quiet methods off (QUIET_METHODS_OFF: after the third input; no window
+  # opens within SECONDS), and what YJIT gains the same work with no fuzzer
+  # (bench/fixed_documents/ruby_coverage.rb none).
   YJIT_CONFIGURATIONS = {
     "untraced" => [FIXED_CONFIGURATIONS["untraced"], {}],
     "every event on" => [["--no-quiet-coverage"], {}],
-    "quiet methods off" => [[], { "RUZZY_QUIET_COVERAGE" => "0.001" }]
+    "quiet methods off" => [[], QUIET_METHODS_OFF]
   }.freeze
 
   def yjit

@@ -21,8 +21,17 @@ if PARSER == "hundred_ifs"
   end)
 else
   call = FixedDocuments::CALLS.fetch(PARSER).call
+  # BENCH_SWITCH_QUIET=1 (with RUZZY_TEST_PROBES=1 and quiet coverage on):
+  # after the third input, every quiet method is switched off, whatever its
+  # share of the time or a trial would decide (the tests' probes).
+  switch = ENV["BENCH_SWITCH_QUIET"] == "1"
+  inputs = 0
   Ruzzy.fuzz(lambda do |_data|
     call.call
+    if switch && (inputs += 1) == 3
+      Ruzzy::Native._quiet_coverage_probe_cost(0)
+      Ruzzy::Native._quiet_coverage_tick(1_000)
+    end
     nil
   end)
 end
