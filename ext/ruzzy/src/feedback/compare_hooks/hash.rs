@@ -126,7 +126,8 @@ unsafe extern "C" fn lookup(argc: c_int, argv: *const VALUE, this: VALUE) -> VAL
 
 /// Looks `key` up in `hash` (a Hash: the hooks are only prepended to
 /// Hash) when it is of a built-in kind whose lookup runs no Ruby code, and
-/// reports a missing one against the keys `hash` has. Without a comparison
+/// reports a missing one against the keys `hash` has (once an epoch for
+/// one key and one first key, see [`compare_sites::fresh_values`]). Without a comparison
 /// site to report to, the lookup is made only if the hook will `answer`
 /// from it (its fast path is on).
 fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
@@ -156,6 +157,21 @@ fn look_up(frame: &Frame, hash: VALUE, key: VALUE, answer: bool) -> Lookup {
     if let Some(value) = found {
         hook::reach_key_found(site.location(), named_key(frame, key));
         return Lookup::Found(value);
+    }
+    // The same key missing again from a Hash that starts with the same key
+    // (a Symbol, an Integer: a Hash a parser builds afresh for each input
+    // has the same first key each time): its keys were just reported, and
+    // reading them all is most of a miss's cost.
+    let key_contents = integer_bits(key)
+        .or_else(|| frame.string_bytes(key).map(path_registry::hash_bytes))
+        .unwrap_or(key);
+    let mut first = 0;
+    value::hash_each_key(hash, |candidate| {
+        first = candidate;
+        false
+    });
+    if !compare_sites::fresh_values(site, key_contents, first) {
+        return Lookup::Missing;
     }
     let mut reported = 0;
     value::hash_each_key(hash, |candidate| {
