@@ -272,13 +272,16 @@ fn call_at(site: SiteId, hook: *const c_void, a: u64, b: u64) {
     }
 }
 
-/// Reports an integer comparison.
+/// Reports an integer comparison; false when the same operands were
+/// already reported at `site` in this epoch (and nothing was reported), so
+/// a caller can skip what it would derive from them again.
 #[inline(always)]
-pub fn cmp8(site: SiteId, a: u64, b: u64) {
+pub fn cmp8(site: SiteId, a: u64, b: u64) -> bool {
     if !fresh(site, CMP8, mix(a) ^ b) {
-        return;
+        return false;
     }
     call_at(site, libfuzzer::get().trace_cmp8 as *const c_void, a, b);
+    true
 }
 
 /// Reports an integer divisor.

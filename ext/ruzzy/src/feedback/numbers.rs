@@ -250,12 +250,13 @@ fn slots_for(site: SiteId) -> usize {
     })
 }
 
-/// A Float comparison (either side may have been an Integer).
+/// A Float comparison (either side may have been an Integer). Reported,
+/// with the numbers read from text, the first time the pair is compared at
+/// `site` in an epoch.
 pub fn floats(site: SiteId, a: f64, b: f64) {
-    if a.to_bits() == b.to_bits() {
+    if a.to_bits() == b.to_bits() || !compare_sites::cmp8(site, a.to_bits(), b.to_bits()) {
         return;
     }
-    compare_sites::cmp8(site, a.to_bits(), b.to_bits());
     let mut from_text = false;
     if has_conversions() {
         for (mine, other) in [(a, b), (b, a)] {

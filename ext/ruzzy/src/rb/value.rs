@@ -161,6 +161,53 @@ impl MethodCall<'_> {
         unsafe { rb_sys::rb_hash_aref(hash, key) }
     }
 
+    /// Ruby's own `Regexp#=~` (`rb_reg_match`, the method's own C
+    /// function in Ruby 3.1, 3.3 and 3.4) in place of `super` while it is
+    /// Ruby's own. Sets `$~` in the caller's frame, as the method does;
+    /// runs Ruby code (`to_str`) as it does.
+    ///
+    /// # Safety
+    /// `regexp` is a Regexp.
+    #[inline(always)]
+    pub unsafe fn regexp_match_operator(&mut self, regexp: VALUE, subject: VALUE) -> VALUE {
+        // SAFETY: by the caller's contract, inside the C method call.
+        unsafe { rb_sys::rb_reg_match(regexp, subject) }
+    }
+
+    /// Ruby's own `Regexp#===` on a String (`rb_reg_eqq` after its operand
+    /// check, in Ruby 3.1, 3.3 and 3.4: whether `rb_reg_search` from 0
+    /// matched, `$~` set by the search).
+    ///
+    /// # Safety
+    /// `regexp` is a Regexp and `string` a String.
+    #[inline(always)]
+    pub unsafe fn regexp_case_equality(&mut self, regexp: VALUE, string: VALUE) -> VALUE {
+        // SAFETY: by the caller's contract, inside the C method call.
+        boolean(unsafe { rb_sys::rb_reg_search(regexp, string, 0, 0) } >= 0)
+    }
+
+    /// Ruby's own `String#to_i(base)` for a base Ruby accepts (0 to 36,
+    /// not 1): `rb_str_to_inum(string, base, FALSE)`, as `rb_str_to_i`.
+    ///
+    /// # Safety
+    /// `string` is a String and `base` 0 or 2 to 36.
+    #[inline(always)]
+    pub unsafe fn string_to_i(&mut self, string: VALUE, base: c_int) -> VALUE {
+        // SAFETY: by the caller's contract, inside the C method call.
+        unsafe { rb_sys::rb_str_to_inum(string, base, 0) }
+    }
+
+    /// Ruby's own `String#to_f`: `DBL2NUM(rb_str_to_dbl(string, FALSE))`,
+    /// as `rb_str_to_f`.
+    ///
+    /// # Safety
+    /// `string` is a String.
+    #[inline(always)]
+    pub unsafe fn string_to_f(&mut self, string: VALUE) -> VALUE {
+        // SAFETY: by the caller's contract, inside the C method call.
+        unsafe { rb_sys::rb_float_new(rb_sys::rb_str_to_dbl(string, 0)) }
+    }
+
     /// Calls the method `id` of `receiver` without arguments under
     /// `rb_protect`: an exception comes back as `Err`. Runs Ruby code.
     pub fn send(&mut self, receiver: VALUE, id: rb_sys::ID) -> Result<VALUE, VALUE> {
@@ -217,6 +264,11 @@ pub fn integer_bits(value: VALUE) -> Option<u64> {
         return Some(fixnum as u64);
     }
     if !has_type(value, ruby_value_type::RUBY_T_BIGNUM) {
+        return None;
+    }
+    // SAFETY: a Bignum; reads its length and top digit only. A magnitude
+    // wider than 8 bytes cannot fit (an IPv6 address is not packed).
+    if unsafe { rb_sys::rb_absint_size(value, std::ptr::null_mut()) } > 8 {
         return None;
     }
     let mut word: u64 = 0;

@@ -61,8 +61,11 @@ unsafe extern "C" fn compare_hook<O: Operator<Operand = i64>>(this: VALUE, other
     if let (Some(a), Some(b)) = (integer_bits(this), integer_bits(other)) {
         if let Some(site) = compare_sites::caller(&call) {
             compare_sites::reach(site);
-            compare_sites::cmp8(site, a, b);
-            numbers::integers(site, a, b);
+            // Numbers read from text are proposed with the pair's first
+            // report in an epoch, as the pair itself.
+            if compare_sites::cmp8(site, a, b) {
+                numbers::integers(site, a, b);
+            }
         }
     } else if let Some(b) = value::float_value(other) {
         super::number::integer_with_float(&call, this, b);

@@ -204,6 +204,10 @@ fast_paths!(
     IntegerDivInt,
     IntegerModulo,
     StringGetbyte,
+    RegexpMatchOperator,
+    RegexpCaseEquality,
+    StringToI,
+    StringToF,
 );
 
 /// Whether each fast path's method behind the hook is Ruby's own definition.

@@ -7,11 +7,11 @@
 //! the originals) and `StringConversionHooks` (String) record what
 //! `Integer()`, `Float()`, `String#to_i` and `String#to_f` read and made.
 
-use super::{Hook, HookModule};
+use super::{builtin, FastPath, Hook, HookModule};
 use crate::feedback::compare_sites;
 use crate::feedback::numbers;
 use crate::rb::method::Function;
-use crate::rb::value::{float_value, integer_bits, Frame, MethodCall};
+use crate::rb::value::{fixnum_value, float_value, integer_bits, Frame, MethodCall};
 use rb_sys::VALUE;
 use std::ffi::c_int;
 
@@ -41,10 +41,10 @@ pub const STRING_HOOKS: HookModule = HookModule {
     group: "conversion",
     class: c"String",
     module: "StringConversionHooks",
-    hooks: &[Hook::new(
-        &[c"to_i", c"to_f"],
-        Function::Var(string_conversion),
-    )],
+    hooks: &[
+        Hook::new(&[c"to_i"], Function::Var(string_to_i)).fast(FastPath::StringToI),
+        Hook::new(&[c"to_f"], Function::Var(string_to_f)).fast(FastPath::StringToF),
+    ],
 };
 
 /// The value of a Float, or of an Integer as a Float.
@@ -110,11 +110,38 @@ unsafe extern "C" fn kernel_conversion<const FLOAT: bool>(
     result
 }
 
-/// `String#to_i(base = 10)` and `String#to_f`.
-unsafe extern "C" fn string_conversion(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+/// `String#to_i(base = 10)`; Ruby's own while it is, for a base it accepts
+/// (others raise in `super`, with its message).
+unsafe extern "C" fn string_to_i(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
     // SAFETY: called by the interpreter as a method of arity -1.
     let mut call = unsafe { MethodCall::variadic(argc, argv) };
-    let result = call.call_super();
+    let base = match call.args() {
+        [] => Some(10),
+        [base] => fixnum_value(*base).filter(|&base| base == 0 || (2..=36).contains(&base)),
+        _ => None,
+    };
+    let result = match base {
+        // SAFETY: `this` is a String (the hook is one of its methods); a
+        // base `rb_str_to_inum` takes.
+        Some(base) if builtin(FastPath::StringToI) => unsafe {
+            call.string_to_i(this, base as c_int)
+        },
+        _ => call.call_super(),
+    };
+    record(&call, this, result);
+    result
+}
+
+/// `String#to_f`; Ruby's own while it is.
+unsafe extern "C" fn string_to_f(argc: c_int, argv: *const VALUE, this: VALUE) -> VALUE {
+    // SAFETY: called by the interpreter as a method of arity -1.
+    let mut call = unsafe { MethodCall::variadic(argc, argv) };
+    let result = if argc == 0 && builtin(FastPath::StringToF) {
+        // SAFETY: `this` is a String (the hook is one of its methods).
+        unsafe { call.string_to_f(this) }
+    } else {
+        call.call_super()
+    };
     record(&call, this, result);
     result
 }

@@ -29,14 +29,14 @@
 //! `pos` readers under `rb_protect` after `super` returned; every input
 //! read is bounded by [`WINDOW`].
 
-use super::{Hook, HookModule};
+use super::{builtin, FastPath, Hook, HookModule};
 use crate::feedback::compare_sites::{self, SiteId};
 use crate::feedback::recent_failures;
 use crate::feedback::regex_model::Pattern;
 use crate::feedback::running_match::matching;
 use crate::rb::method::Function;
 use crate::rb::value::{self, Frame, MethodCall, QNIL};
-use rb_sys::VALUE;
+use rb_sys::{ruby_value_type, VALUE};
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
 use std::sync::OnceLock;
@@ -47,7 +47,10 @@ pub const REGEXP_HOOKS: HookModule = HookModule {
     module: "RegexpHooks",
     hooks: &[
         Hook::new(&[c"match", c"match?"], Function::Var(regexp_match)),
-        Hook::new(&[c"=~", c"==="], Function::One(regexp_operator)),
+        Hook::new(&[c"=~"], Function::One(regexp_operator::<false>))
+            .fast(FastPath::RegexpMatchOperator),
+        Hook::new(&[c"==="], Function::One(regexp_operator::<true>))
+            .fast(FastPath::RegexpCaseEquality),
     ],
 };
 
@@ -322,12 +325,31 @@ unsafe extern "C" fn regexp_match(argc: c_int, argv: *const VALUE, this: VALUE) 
     result
 }
 
-/// Regexp#=~ and #=== (pattern = self, subject = the argument).
-unsafe extern "C" fn regexp_operator(this: VALUE, other: VALUE) -> VALUE {
+/// Regexp#=~ (`CASE_EQUALITY` false) and #=== (true): pattern = self,
+/// subject = the argument.
+unsafe extern "C" fn regexp_operator<const CASE_EQUALITY: bool>(
+    this: VALUE,
+    other: VALUE,
+) -> VALUE {
     let args = [other];
     // SAFETY: called by the interpreter as a method with these arguments.
     let mut call = unsafe { MethodCall::with_args(&args) };
-    let result = matching(this, || call.call_super());
+    let result = matching(this, || {
+        // Ruby's own method, called directly while it is Ruby's own (`this`
+        // is a Regexp: the hook is one of its methods).
+        if CASE_EQUALITY {
+            if builtin(FastPath::RegexpCaseEquality)
+                && value::has_type(other, ruby_value_type::RUBY_T_STRING)
+            {
+                // SAFETY: a Regexp and a String.
+                return unsafe { call.regexp_case_equality(this, other) };
+            }
+        } else if builtin(FastPath::RegexpMatchOperator) {
+            // SAFETY: a Regexp.
+            return unsafe { call.regexp_match_operator(this, other) };
+        }
+        call.call_super()
+    });
     if failed(&call, result, FAILS_WHEN_FALSY) {
         if let Some(subject) = call.text_bytes(other) {
             report(&call, this, subject, 0, false);
