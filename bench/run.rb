@@ -36,8 +36,9 @@ module Bench
   SEEDS = ENV.fetch("BENCH_SEEDS", "1,2,3").split(",").map(&:strip)
   SAFE_SECONDS = Integer(ENV.fetch("BENCH_SAFE_SECONDS", "60"))
   # Ruzzy 0.8's gem home, for its columns: `gem install ruzzy -v 0.8.0
-  # --install-dir DIR` with the environment its README gives (CC=clang
-  # CXX=clang++ LDSHARED="clang -shared" LDSHAREDXX="clang++ -shared"); with
+  # --install-dir DIR` with the environment its README gives
+  # (MAKE="make --environment-overrides" CC=clang CXX=clang++
+  # LDSHARED="clang -shared" LDSHAREDXX="clang++ -shared"); with
   # no gem server, from a checkout of its tag v0.8.0: `gem build
   # ruzzy.gemspec`, then `gem install --local --ignore-dependencies
   # --install-dir DIR ruzzy-0.8.0.gem` with that environment.
