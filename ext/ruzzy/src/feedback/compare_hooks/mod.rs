@@ -26,11 +26,15 @@
 //! while the method behind it is Ruby's own: checked when the hooks are
 //! installed (`rb_method_basic_definition_p`) and tracked afterwards
 //! (`method_added`, `method_removed` and `method_undefined` on the classes
-//! with fast paths report to [`method_changed`]).
+//! with fast paths report to [`method_changed`]). The fast paths that call
+//! the C function a method is (`rb_reg_match`, `rb_str_to_inum`...) are
+//! taken only on the Rubies whose sources they were read in.
 //!
-//! Invariants: no allocation in a hook. Ruby code runs only in `super` and
-//! in reads made under `rb::protect` (StringScanner's `string` and `pos`);
-//! both take the hook's [`MethodCall`](crate::rb::value::MethodCall)
+//! Invariants: no allocation in a hook. Ruby code runs only in `super`, in
+//! what a fast path calls in its place (`Hash#[]`'s `hash` and `eql?`,
+//! `=~`'s `to_str`, as the method would) and in reads made under
+//! `rb::protect` (StringScanner's `string` and `pos`); each takes the
+//! hook's [`MethodCall`](crate::rb::value::MethodCall)
 //! mutably, so no byte slice read before is alive, and the hook frames a
 //! Ruby exception unwinds through own nothing that needs dropping.
 
@@ -210,6 +214,30 @@ fast_paths!(
     StringToF,
 );
 
+impl FastPath {
+    /// Whether the fast path calls a C function of Ruby's in place of the
+    /// method (`Regexp#=~`, `#===`, `String#to_i`, `#to_f`), as read in
+    /// the sources of Ruby 3.1, 3.3 and 3.4 (the Rubies with a known
+    /// layout). On another Ruby those hooks call `super`.
+    const fn read_in_sources(self) -> bool {
+        matches!(
+            self,
+            FastPath::RegexpMatchOperator
+                | FastPath::RegexpCaseEquality
+                | FastPath::StringToI
+                | FastPath::StringToF
+        )
+    }
+}
+
+/// Whether this Ruby is one whose sources the fast paths that call C
+/// functions were read in.
+const SOURCES_READ: bool = cfg!(any(
+    ruby_layout = "3.1",
+    ruby_layout = "3.3",
+    ruby_layout = "3.4"
+));
+
 /// Whether each fast path's method behind the hook is Ruby's own definition.
 static BUILTIN: [AtomicBool; FAST_PATHS] = [const { AtomicBool::new(false) }; FAST_PATHS];
 
@@ -250,7 +278,8 @@ fn prepare() {
             .names
             .iter()
             .all(|&name| basic(name) && (name != c"!=" || basic(c"==")));
-        BUILTIN[fast_path as usize].store(own, Ordering::Relaxed);
+        let known = SOURCES_READ || !fast_path.read_in_sources();
+        BUILTIN[fast_path as usize].store(own && known, Ordering::Relaxed);
     }
     crate::coverage::locator::get_or_include_all();
 }
