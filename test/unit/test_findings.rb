@@ -265,7 +265,31 @@ class TestFindings < Minitest::Test
     hooked = KeyError.new("key not found")
     hooked.set_backtrace(["/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `block in <main>'",
                           "/app/a.rb:9:in `<main>'"])
-    assert_equal "KeyError--a.rb:<top>--a.rb:<top>", Ruzzy::Findings::Report.dedup_token(hooked)
+    assert_equal "KeyError--a.rb:<top>", Ruzzy::Findings::Report.dedup_token(hooked)
+  end
+
+  # An exception raised by a method that calls itself is one bug at any
+  # depth (toml-rb's ValueOverwriteError from its recursive merge was one
+  # group at depth 2 and another deeper); a mutual recursion keeps its
+  # frames, and a method's blocks are the method.
+  def test_a_recursion_depth_does_not_split_a_group
+    merge = Module.new do
+      module_function
+
+      def merge(depth) = depth.zero? ? raise(ArgumentError, "duplicate key") : merge(depth - 1)
+      def assign(depth) = merge(depth)
+      def load(depth) = [depth].each { |one| assign(one) }
+    end
+    tokens = [0, 1, 2, 5, 50].map do |depth|
+      merge.load(depth)
+    rescue ArgumentError => e
+      Ruzzy::Findings::Report.dedup_token(e)
+    end
+    assert_equal ["ArgumentError--test_findings.rb:merge--test_findings.rb:assign--test_findings.rb:load"], tokens.uniq
+    mutual = KeyError.new("key not found")
+    mutual.set_backtrace(["/app/p.rb:3:in `value'", "/app/p.rb:9:in `block in list'", "/app/p.rb:8:in `list'",
+                          "/app/p.rb:4:in `value'", "/app/p.rb:20:in `parse'"])
+    assert_equal "KeyError--p.rb:value--p.rb:list--p.rb:value", Ruzzy::Findings::Report.dedup_token(mutual)
   end
 
   # Action View names a compiled template's method with its path's hash and

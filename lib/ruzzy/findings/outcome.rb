@@ -51,16 +51,17 @@ module Ruzzy
       def self.detector?(error) = defined?(Detectors::Report) && error.is_a?(Detectors::Report)
 
       # Identifies a finding across runs and inputs: the exception class and
-      # its innermost frames as file:method, without line numbers (which move
+      # its innermost methods as file:method, without line numbers (which move
       # with every edit), Ruby's "block in" decorations or the frames of
-      # Ruby's methods written in C (RubyFrames.without_c_methods); a stack overflow
+      # Ruby's methods written in C (RubyFrames.without_c_methods), a method
+      # called by itself named once (RubyFrames.methods_once_in_a_row); a stack overflow
       # and a failed test assertion (by its call site's line and its kind,
       # never its message) by what BugShape.parts says.
       def self.dedup_token(error)
         frames = RubyFrames.target_frames(error.backtrace || []).reject { |frame| frame.start_with?("<internal:") }
         parts = BugShape.parts(error, frames, RubyFrames.method(:normalize_frame)) ||
-                RubyFrames.without_c_methods(caller_frames(error, frames)).first(self::DEDUP_FRAMES)
-                          .map { |frame| RubyFrames.normalize_frame(frame) }
+                RubyFrames.methods_once_in_a_row(RubyFrames.without_c_methods(caller_frames(error, frames)))
+                          .first(self::DEDUP_FRAMES)
         [error.class.name || "AnonymousException", *parts].join("--")
       end
 

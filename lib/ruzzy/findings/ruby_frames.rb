@@ -23,6 +23,14 @@ module Ruzzy
         frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
       end
 
+      # The methods (normalize_frame) of +frames+, innermost first, a run of
+      # frames of one method named once: a direct recursion (an exception
+      # raised at one depth or another is one bug) and a block in its own
+      # method. Lazy: a backtrace can be deep.
+      def methods_once_in_a_row(frames)
+        frames.lazy.map { |frame| normalize_frame(frame) }.chunk_while { |inner, outer| inner == outer }.map(&:first)
+      end
+
       # +frames+ without those of methods written in C, which carry their
       # caller's file and line (a frame is left out when the next one has
       # its file and line), as Identity leaves them out of a native stack:
