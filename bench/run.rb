@@ -891,7 +891,7 @@ module Bench
 
   # What quiet coverage costs in bug-finding power: one run of
   # CORPUS_SECONDS per parser and seed (SEEDS) from an empty corpus, with
-  # every coverage event on and with quiet coverage (the default), one after
+  # every coverage event on (the default) and with quiet coverage, one after
   # the other: executions, libFuzzer's final edges and features, and the
   # lines and branches replaying the corpus reaches under Ruby's own
   # coverage (`ruzzy cov`).
