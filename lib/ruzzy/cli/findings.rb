@@ -136,6 +136,8 @@ module Ruzzy
       # fails the same way; +argv+: libFuzzer's flags (Minimiser.options).
       def minimise(group, argv)
         options = minimise_options(group, argv)
+        # Its time budget counts from here, the first run of the input included.
+        minimiser = Minimiser.new(store: @store, group:, reproduction:, **options)
         @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
         output, status = run_input(group.input_path, options[:flags])
         return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status, output)
@@ -144,7 +146,7 @@ module Ruzzy
         return nothing_to_minimise(group, identity) unless identity && identity.group == group.name
 
         shown = []
-        outcome = Minimiser.new(store: @store, group:, reproduction:, **options).run do |other|
+        outcome = minimiser.run do |other|
           @out.puts "met another bug: #{other}" unless other.outcome == :repeat && shown.include?(other.identity.group)
           shown << other.identity.group
         end

@@ -5,6 +5,7 @@ require "tmpdir"
 require_relative "identity"
 require_relative "reproduction"
 require_relative "store"
+require_relative "../finding_kinds"
 require_relative "../libfuzzer_args"
 
 module Ruzzy
@@ -28,7 +29,10 @@ module Ruzzy
     # the flags it is given); it stops when PATIENCE rounds in a row gave
     # nothing smaller that fails the same way, when the -runs (or
     # -max_total_time) budget is spent, or at a 1-byte input, and says
-    # which (Stop).
+    # which (Stop). The time budget counts from Minimiser.new; a round of a
+    # hang, which runs its inputs for their whole -timeout, starts only
+    # while it fits in what is left (the first round always runs), so the
+    # command ends within the budget plus at most one such round.
     class Minimiser
       # Rounds in a row without a smaller input of the group before it stops:
       # a round that met another bug ended early, so one is weak evidence.
@@ -47,14 +51,19 @@ module Ruzzy
 
       # Why minimising stopped: :patience (+rounds+ rounds in a row, +runs+
       # inputs, gave nothing smaller that fails the same way), :runs or
-      # :seconds (that budget, +budget+, is spent), :smallest (a 1-byte
-      # input: libFuzzer tries nothing smaller).
-      Stop = Struct.new(:reason, :rounds, :runs, :budget, keyword_init: true) do
+      # :seconds (that budget, +budget+, is spent), :round_too_long (what is
+      # left of it is shorter than a round of the hang, +round+ seconds),
+      # :smallest (a 1-byte input: libFuzzer tries nothing smaller).
+      Stop = Struct.new(:reason, :rounds, :runs, :budget, :round, keyword_init: true) do
         def to_s
           case reason
           when :patience then "nothing smaller failed the same way in #{rounds} rounds in a row (#{runs} inputs tried)"
           when :runs then "the budget of #{budget} runs is spent (-runs=N for more)"
           when :seconds then "the budget of #{budget} seconds is spent (-max_total_time=N for more)"
+          when :round_too_long
+            "what is left of the budget of #{budget} seconds is shorter than a round of this hang " \
+            "(up to #{round} s: its input runs for the -timeout twice; -max_total_time=N for more, " \
+            "-timeout=N for shorter rounds)"
           else "the input is 1 byte, and libFuzzer tries nothing smaller"
           end
         end
@@ -100,6 +109,7 @@ module Ruzzy
         @runs = runs
         @deadline = seconds && (now + seconds)
         @seconds = seconds
+        @round_seconds = hang_round_seconds
         # Each round's -seed drawn from +seed+: libFuzzer's generator
         # (minstd_rand) given consecutive seeds starts with near-identical
         # numbers, and so the same first mutations.
@@ -123,7 +133,7 @@ module Ruzzy
       def rounds(best, &)
         spent = fruitless = tried = 0
         loop do
-          stop = stop(File.size(best), spent, fruitless, tried)
+          stop = stop(File.size(best), spent, fruitless, tried) || too_long_for(spent)
           return Outcome.new(stop:) if stop
 
           allotted = [@round_runs, @runs - spent].min
@@ -151,6 +161,24 @@ module Ruzzy
         elsif spent >= @runs then Stop.new(reason: :runs, budget: @runs)
         elsif @deadline && now >= @deadline then Stop.new(reason: :seconds, budget: @seconds)
         end
+      end
+
+      # Stop for a round of a hang that would end past the deadline; never
+      # before the first round (+spent+ inputs so far).
+      def too_long_for(spent)
+        return unless @deadline && @round_seconds && spent.positive? && now + @round_seconds > @deadline
+
+        Stop.new(reason: :round_too_long, budget: @seconds, round: @round_seconds)
+      end
+
+      # How long a round of a hang can take, or nil for another group: its
+      # step ends when a mutated input has hung for the -timeout (the last
+      # of the flags), and the run of that input alone takes as long again.
+      def hang_round_seconds
+        return unless Findings.hang?(@group.kind)
+
+        timeout = @flags.filter_map { |flag| flag[/\A-timeout=(\d+)\z/, 1] }.last
+        timeout && (2 * Integer(timeout, 10))
       end
 
       # One round of libFuzzer's minimising step on the input at +best+:
