@@ -176,15 +176,15 @@ module Ruzzy
         $stderr.flush
       end
 
-      # An input that ran +seconds+, far longer than the median input
-      # (+median+ seconds): not a crash, but often a denial of service in the
+      # An input that ran +seconds+ (the faster of its two runs), far longer
+      # than the median input (+median+ seconds): not a crash, but often a denial of service in the
       # making. Kept as slow-unit-<sha1> (where libFuzzer keeps its own slow
       # units) so it can be replayed; fuzzing goes on.
       def report_slow_input(input, seconds, median)
         require "digest/sha1"
         path = Findings.context.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
         File.binwrite(path, input)
-        $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, " \
+        $stderr.write("==#{Process.pid}== ruzzy: slow input: #{ShownDuration.of(seconds)}, the faster of two runs, " \
                       "#{(seconds / median).round}x the median input (#{ShownDuration.of(median)}); " \
                       "written to #{path}\n" \
                       "==ruzzy== Reproduce: #{Findings.context.command_line} #{path.shellescape}\n")
