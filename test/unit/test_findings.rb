@@ -427,8 +427,10 @@ class TestFindings < Minitest::Test
   end
 
   # Groups whose titles read the same (two places raising one message)
-  # are told apart by where they were raised; a title of its own, or a
-  # group filed before sites were kept, shows as it is.
+  # are told apart by where they were raised, and groups raised at one
+  # site (one line raising TypeError for one input and NoMethodError for
+  # another) show it; a title and site of its own, or a group filed before
+  # sites were kept, shows as it is.
   def test_titles_that_read_the_same_name_where_they_were_raised
     in_tmpdir do |dir|
       store = Store.new(dir)
@@ -438,17 +440,21 @@ class TestFindings < Minitest::Test
       end
       other = EXCEPTION.sub("bad header", "bad body").sub("three.rb:<top>", "three.rb:body")
       store.record(Identity.of_report(other), "EX", other)
+      alone = EXCEPTION.sub("bad header", "bad tail").sub(":6:in", ":12:in").sub("three.rb:<top>", "three.rb:tail")
+      store.record(Identity.of_report(alone), "EX", alone)
       old = File.join(dir, "exception-0123456789")
       FileUtils.mkdir_p(old)
       File.write(File.join(old, Store::GROUP), JSON.generate(kind: "exception", token: "exception--old",
                                                              title: "RuntimeError: old", findings: 1, bytes: 2))
       groups = Store.new(dir).groups
+      sites = groups.map { |group| [group.title[/: (.*)/, 1], group.site] }.sort_by(&:to_s)
       assert_equal [["bad body", "three.rb:6"], ["bad header", "three.rb:6"], ["bad header", "three.rb:9"],
-                    ["old", nil]], groups.map { |group| [group.title[/: (.*)/, 1], group.site] }.sort_by(&:to_s)
+                    ["bad tail", "three.rb:12"], ["old", nil]], sites
       header, *lines = Ruzzy::Campaign::Display.table(groups)
       titles = lines.map { |line| line[header.index("WHAT")..] }
-      assert_equal ["ArgumentError: bad body", "ArgumentError: bad header (at three.rb:6)",
-                    "ArgumentError: bad header (at three.rb:9)", "RuntimeError: old"], titles.sort
+      assert_equal ["ArgumentError: bad body (at three.rb:6)", "ArgumentError: bad header (at three.rb:6)",
+                    "ArgumentError: bad header (at three.rb:9)", "ArgumentError: bad tail", "RuntimeError: old"],
+                   titles.sort
     end
   end
 
@@ -465,7 +471,7 @@ class TestFindings < Minitest::Test
         Ruzzy::Findings::Command.new([dir, "show", "exception-"], out: StringIO.new, err: StringIO.new).run
       end
       assert_match(/2 groups in .* start with "exception-"; name one/, error.message)
-      names.each { |name| assert_match(/^. #{name} .*ArgumentError: bad (header|body)$/, error.message) }
+      names.each { |name| assert_match(/^. #{name} .*: bad (header|body) \(at three.rb:6\)$/, error.message) }
       none = assert_raises(Ruzzy::CLI::UsageError) do
         Ruzzy::Findings::Command.new([dir, "show", "timeout-"], out: StringIO.new, err: StringIO.new).run
       end

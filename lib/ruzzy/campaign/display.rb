@@ -9,6 +9,9 @@ module Ruzzy
     class Display
       LINE_SECONDS = 10
       TERMINAL_SECONDS = 1
+      # Seconds without an input finished after which the status line says
+      # so (workers report their counts every few seconds).
+      STALLED_SECONDS = 10
 
       def initialize(out)
         @out = out
@@ -16,12 +19,16 @@ module Ruzzy
         @started = monotonic
         @last_status = @started
         @status_shown = false
+        @executions = 0
+        @moved = @started
       end
 
       # Prints the status line if it is due.
       # +reached+: [lines, edges] of the user's code and lines in all, or nil.
       def status(executions:, exec_per_second:, coverage:, corpus:, groups:, findings:, reached: nil)
         now = monotonic
+        @moved = now unless executions == @executions
+        @executions = executions
         return unless now - @last_status >= (@terminal ? TERMINAL_SECONDS : LINE_SECONDS)
 
         @last_status = now
@@ -36,6 +43,8 @@ module Ruzzy
                       time: clock(now - @started), reached:, executions: thousands(executions),
                       rate: thousands(exec_per_second),
                       coverage:, corpus:, findings:, groups:, plural: groups == 1 ? "" : "s")
+        stalled = (now - @moved).to_i
+        text += "  (no input finished for #{stalled} s: a slow input or a hang)" if stalled >= STALLED_SECONDS
         if @terminal
           @out.write("\r#{text}\e[K")
           @status_shown = true
@@ -77,22 +86,30 @@ module Ruzzy
       def self.table(groups, fresh = [])
         header = format("  %-22<group>s %6<count>s %7<size>s  %<title>s", group: "GROUP", count: "COUNT",
                                                                           size: "BYTES", title: "WHAT")
-        repeated = groups.map(&:title).tally.select { |_, count| count > 1 }
+        shared = { titles: repeated(groups.map(&:title)), sites: repeated(groups.filter_map(&:site)) }
         [header] + groups.map do |group|
           format("%<marker>s %-22<group>s %6<count>d %7<size>d  %<title>s",
                  marker: fresh.include?(group.name) ? "*" : " ", group: group.name, count: group.findings,
-                 size: group.bytes.to_i, title: title(group, repeated))
+                 size: group.bytes.to_i, title: title(group, shared))
         end
       end
 
       # +group+'s title, followed by where it was raised when another group
-      # shown reads the same (+repeated+: such titles): two bugs with one
-      # message then show two sites, and one bug split in two shows one
-      # site twice. A group filed before sites were kept, or of a kind
-      # whose title names its frames, has no site and shows its title.
-      def self.title(group, repeated)
-        repeated.key?(group.title) && group.site ? "#{group.title} (at #{group.site})" : group.title
+      # shown reads the same or was raised there too (+shared+: such
+      # :titles and :sites): two bugs with one message then show two sites, and one
+      # bug split in two (one line raising TypeError for one input and
+      # NoMethodError for another) shows one site twice. A group filed
+      # before sites were kept, or of a kind whose title names its frames,
+      # has no site and shows its title.
+      def self.title(group, shared)
+        return group.title unless group.site && (shared[:titles].include?(group.title) ||
+                                                 shared[:sites].include?(group.site))
+
+        "#{group.title} (at #{group.site})"
       end
+
+      # The values that occur more than once in +values+.
+      def self.repeated(values) = values.tally.select { |_, count| count > 1 }.keys
 
       private
 

@@ -1,0 +1,35 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require "ruzzy/campaign/display"
+
+# The status line a person watching a campaign reads: when no input has
+# finished for a while (a worker on a slow input, or a hang before its
+# timeout), it says so rather than repeating the same count.
+class TestCampaignDisplay < Minitest::Test
+  # A Display on the test's clock (+clock+[0], seconds), printing to +out+.
+  def display(out, clock)
+    Class.new(Ruzzy::Campaign::Display) { define_method(:monotonic) { clock[0] } }.new(out)
+  end
+
+  def status(display, executions)
+    display.status(executions:, exec_per_second: 100, coverage: 5, corpus: 3, groups: 1, findings: 2)
+  end
+
+  def test_the_status_line_says_when_no_input_has_finished_for_a_while
+    out = StringIO.new
+    clock = [0]
+    shown = display(out, clock)
+    [[4, 100], [10, 200], [20, 200], [25, 200], [31, 200], [41, 300]].each do |seconds, executions|
+      clock[0] = seconds
+      status(shown, executions)
+    end
+    lines = out.string.lines
+    assert_equal 4, lines.size, out.string
+    assert_match(/\A\[00:00:10\] 200 execs .* group\n\z/, lines[0])
+    assert_match(/\A\[00:00:20\] 200 execs .* group  \(no input finished for 10 s: a slow input or a hang\)\n\z/,
+                 lines[1])
+    assert_match(/\A\[00:00:31\] 200 execs .*\(no input finished for 21 s: /, lines[2])
+    refute_match(/no input finished/, lines[3], "inputs finish again")
+  end
+end
