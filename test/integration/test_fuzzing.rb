@@ -115,7 +115,8 @@ class TestFuzzing < Minitest::Test
   end
 
   # A library required on first use shares the counters fitted to what was
-  # loaded before fuzzing: a note says so and what would fit.
+  # loaded before fuzzing: a note says so and what would fit; not when a
+  # file is only replayed, where the counters do not matter.
   def test_code_loaded_while_fuzzing_that_outgrows_the_map_is_named
     in_tmpdir do |dir|
       File.write(File.join(dir, "big.rb"), (1..3000).map { |i| "X#{i} = #{i}\n" }.join)
@@ -127,6 +128,11 @@ class TestFuzzing < Minitest::Test
       assert_includes note, "more than 2048 edge counters hold well: require it before Ruzzy.fuzz, or --map-size=8192"
       quiet = ruzzy("--map-size=2048", "harness.rb", "-seed=1", "-runs=#{runs(50_000)}", chdir: dir)
       refute_match(/code loaded while fuzzing/, quiet.stderr, "a size the user chose is not second-guessed")
+      File.write(File.join(dir, "load"), "L")
+      replay = ruzzy("harness.rb", "load", chdir: dir)
+      assert_exit 0, replay
+      assert_match(/Executed load in/, replay.stderr, "the replay loaded the library")
+      refute_match(/code loaded while fuzzing/, replay.stderr, "a replay is not told to resize the map")
     end
   end
 

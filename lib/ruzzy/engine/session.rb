@@ -203,7 +203,7 @@ module Ruzzy
     # dictionary.
     def prepare(args, hook_groups, detectors, literal_dict)
       CompareHooks.install(hook_groups) unless hook_groups.empty?
-      Coverage.fit_map
+      Coverage.fit_map(fuzzing: args.replay_files.empty?)
       Coverage.stop_interpreter_branch_counts
       Coverage.quiet unless args.runs_children? || args.reads_coverage?
       LiteralDictionary.stop

@@ -53,8 +53,10 @@ module Ruzzy
     # Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it after
     # every input. Every process running the same harness gets the same
     # size, so counter ids agree across -fork, -jobs and -merge. Returns the
-    # number of counters, or nil when there is nothing to fit.
-    def fit_map
+    # number of counters, or nil when there is nothing to fit. +fuzzing+:
+    # whether inputs are generated (not only files replayed), when code
+    # loaded later that outgrows the map is worth a note.
+    def fit_map(fuzzing: true)
       return nil unless info&.fetch(:fitted)
 
       units = instrumented_units
@@ -62,7 +64,7 @@ module Ruzzy
       if size
         what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
         warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
-        watch_late_code(size, units) if units
+        watch_late_code(size, units) if units && fuzzing
       end
       size
     end
