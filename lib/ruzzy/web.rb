@@ -31,26 +31,38 @@ module Ruzzy
     # Makes the app answer as in its test suite where it would refuse
     # requests a test makes or hide its exceptions: Rails' forgery
     # protection is turned off, Sinatra apps raise their exceptions.
-    # Returns what was changed, for the INFO line.
+    # Returns what was changed, for the INFO line, and what cannot be
+    # changed any more: a Sinatra app loaded in the development
+    # environment has its error pages (the 404 page fails on a path that
+    # is not UTF-8), set up when Sinatra was loaded.
     def test_mode!
-      changes = []
-      sinatra = if defined?(::Sinatra::Base)
-                  ObjectSpace.each_object(Class).select do |klass|
-                    klass < ::Sinatra::Base
-                  end
-                else
-                  []
-                end
-      changed = sinatra.select do |app|
-        SINATRA_TEST_SETTINGS.any? { |name, value| app.settings.public_send(name) != value }
-      end
-      changed.each { |app| SINATRA_TEST_SETTINGS.each { |name, value| app.set(name, value) } }
-      changes << "Sinatra apps raise their exceptions (raise_errors)" unless changed.empty?
+      changes = sinatra_test_mode!(sinatra_apps)
       if defined?(::ActionController::Base) && ::ActionController::Base.allow_forgery_protection
         ::ActionController::Base.allow_forgery_protection = false
         changes << "Rails' forgery protection turned off"
       end
       changes
+    end
+
+    # The Sinatra apps loaded (subclasses of Sinatra::Base).
+    def sinatra_apps
+      return [] unless defined?(::Sinatra::Base)
+
+      ObjectSpace.each_object(Class).select { |klass| klass < ::Sinatra::Base }
+    end
+
+    # test_mode! for the Sinatra +apps+: what changed, and a word on apps
+    # loaded in the development environment.
+    def sinatra_test_mode!(apps)
+      changed = apps.select do |app|
+        SINATRA_TEST_SETTINGS.any? { |name, value| app.settings.public_send(name) != value }
+      end
+      changed.each { |app| SINATRA_TEST_SETTINGS.each { |name, value| app.set(name, value) } }
+      changes = changed.empty? ? [] : ["Sinatra apps raise their exceptions (raise_errors)"]
+      return changes unless apps.any? { |app| app.settings.environment.to_s == "development" }
+
+      changes << "a Sinatra app runs in the development environment, whose own error pages can fail: " \
+                 "set ENV[\"RACK_ENV\"] = \"test\" before requiring it"
     end
 
     # Ruby that gives +app+, for a finding's test: Rails.application, a

@@ -7,6 +7,14 @@ require "ruzzy/engine/hang_trace"
 require "ruzzy/cli/findings"
 require "stringio"
 
+# Routes as Sinatra defines them: blocks of a class body, each a method
+# whose frames say `block in <class:RoutesAsBlocks>`.
+class RoutesAsBlocks
+  define_method(:items) { |id| Integer(id) }
+  define_method(:orders) { |id| Integer(id) }
+  define_method(:both) { |id| [items(id), orders(id)] }
+end
+
 # How a campaign groups findings: the identity read from each kind of
 # report, and the findings directory that keeps one smallest input per group.
 class TestFindings < Minitest::Test
@@ -266,6 +274,28 @@ class TestFindings < Minitest::Test
     hooked.set_backtrace(["/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `fetch'", "/app/a.rb:3:in `block in <main>'",
                           "/app/a.rb:9:in `<main>'"])
     assert_equal "KeyError--a.rb:<top>", Ruzzy::Findings::Report.dedup_token(hooked)
+  end
+
+  # Every block of a class body (a Sinatra route) has the body's label:
+  # an exception's token keeps such a frame's line, so two routes raising
+  # one exception are two groups, and one route is one group whatever the
+  # input. Methods keep no line.
+  def test_two_routes_of_one_class_body_are_two_groups
+    routes = RoutesAsBlocks.new
+    tokens = [[:items, "x"], [:orders, "x"], [:items, "y"]].map do |route, id|
+      routes.public_send(route, id)
+    rescue ArgumentError => e
+      Ruzzy::Findings::Report.dedup_token(e)
+    end
+    items, orders, again = tokens
+    line = ->(route) { RoutesAsBlocks.instance_method(route).source_location[1] }
+    assert_match(/\AArgumentError--test_findings.rb:<class:RoutesAsBlocks>:#{line[:items]}--test_findings.rb:test_two_/,
+                 items)
+    assert_match(/\AArgumentError--test_findings.rb:<class:RoutesAsBlocks>:#{line[:orders]}--/, orders)
+    assert_equal items, again
+    error = assert_raises(ArgumentError) { routes.both("z") }
+    site = Ruzzy::Findings::Identity.site(error.backtrace, Ruzzy::Findings::Report.dedup_token(error))
+    assert_equal "test_findings.rb:#{line[:items]}", site
   end
 
   # An exception raised by a method that calls itself is one bug at any

@@ -194,6 +194,25 @@ class TestWeb < Minitest::Test
     end
   end
 
+  # A harness that requires a Sinatra app without RACK_ENV loads it in the
+  # development environment, whose 404 page fails on a path that is not
+  # UTF-8 (a false finding): the INFO line says so and what to do. (In a
+  # child process.)
+  def test_a_sinatra_app_in_the_development_environment_is_named
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "app.rb"), "require 'sinatra/base'\nclass DevApp < Sinatra::Base\nend\n")
+      script = "require_relative ARGV[0]; puts Ruzzy::Web.test_mode!"
+      [[{ "RACK_ENV" => nil, "APP_ENV" => nil }, true], [{ "RACK_ENV" => "test", "APP_ENV" => nil }, false]]
+        .each do |env, named|
+        loaded = ruby("-rruzzy", "-e", script, File.join(dir, "app.rb"), env:)
+        assert loaded.status.success?, loaded.stderr
+        note = "a Sinatra app runs in the development environment, whose own error pages can fail: " \
+               'set ENV["RACK_ENV"] = "test" before requiring it'
+        assert_equal named, loaded.stdout.lines.map(&:chomp).include?(note), loaded.stdout
+      end
+    end
+  end
+
   # Each Sinatra route's names are those of its own block, and a request
   # to it is named mostly with them: the key a route reads is one choice
   # among its few names, not among all the app's. (In a child process.)

@@ -203,7 +203,7 @@ module Ruzzy
         located = frames.filter_map { |frame| (found = frame.match(FRAME)) && [frame, found[1], found[2]] }
         # A bug detector's token starts at the user's frame that made the
         # dangerous call (Report.caller_frames): its site is that frame.
-        named = located.find { |frame, _, _| RubyFrames.normalize_frame(frame) == call_site } if call_site
+        named = located.find { |frame, _, _| RubyFrames.token_name(frame) == call_site } if call_site
         _, path, line = named || located.find { |_, file, _| !file.start_with?(OWN_FILES, "<internal:") }
         "#{File.basename(path)}:#{line}" if path
       end

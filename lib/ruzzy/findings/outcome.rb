@@ -54,7 +54,9 @@ module Ruzzy
       # its innermost methods as file:method, without line numbers (which move
       # with every edit), Ruby's "block in" decorations or the frames of
       # Ruby's methods written in C (RubyFrames.without_c_methods), a method
-      # called by itself named once (RubyFrames.methods_once_in_a_row); a stack overflow
+      # called by itself named once (RubyFrames.methods_once_in_a_row), a
+      # block in a class body (a web route) with its line
+      # (RubyFrames.token_name); a stack overflow
       # and a failed test assertion (by its call site's line and its kind,
       # never its message) by what BugShape.parts says.
       def self.dedup_token(error)

@@ -23,12 +23,29 @@ module Ruzzy
         frames.reverse.uniq { |frame| normalize_frame(frame) }.reverse
       end
 
-      # The methods (normalize_frame) of +frames+, innermost first, a run of
+      # The methods (token_name) of +frames+, innermost first, a run of
       # frames of one method named once: a direct recursion (an exception
       # raised at one depth or another is one bug) and a block in its own
       # method. Lazy: a backtrace can be deep.
       def methods_once_in_a_row(frames)
-        frames.lazy.map { |frame| normalize_frame(frame) }.chunk_while { |inner, outer| inner == outer }.map(&:first)
+        frames.lazy.map { |frame| token_name(frame) }.chunk_while { |inner, outer| inner == outer }.map(&:first)
+      end
+
+      # A class or module body's label, its "block in" decorations gone.
+      BODY_LABEL = /\A(?:<(?:class|module):.+>|singleton class)\z/
+      private_constant :BODY_LABEL
+
+      # file:method of a frame as an exception's DEDUP_TOKEN names it
+      # (normalize_frame), and for a block in a class or module body (a
+      # Sinatra route or filter, a Grape endpoint, a Roda route tree: every
+      # block of a body has the body's label) its line as well,
+      # `app.rb:<class:App>:27`: two routes raising one exception are two
+      # bugs. (A hang is named without it: the line a loop was stopped at
+      # varies.)
+      def token_name(frame)
+        name = normalize_frame(frame)
+        line, label = frame.match(/:(\d+):in (.*)\z/)&.captures
+        line && method_name(label).match?(BODY_LABEL) ? "#{name}:#{line}" : name
       end
 
       # +frames+ without those of methods written in C, which carry their
