@@ -132,7 +132,8 @@ module Ruzzy
     warn Campaign.target_line(info.delete_prefix("INFO: ")) if ENV.key?(Campaign::ENV_FINDINGS_DIR)
     expression = Web.app_expression(app)
     self.session.input_description = lambda do |input, error|
-      Web.describe(target.sent_for(error) || Web::RequestGen.requests_of(requests, input), expression)
+      sent = target.sent_for(error) || (input && Web::RequestGen.requests_of(requests, input))
+      Web.describe(sent, expression) if sent
     end
     fuzz(target.method(:call), requests, args:, **options)
   end

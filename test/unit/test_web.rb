@@ -173,6 +173,28 @@ class TestWeb < Minitest::Test
     end
   end
 
+  # A finding's request is shrunk (a typed target) and the shrunk one is
+  # shown as a web developer replays it, curl and a test, before the
+  # report of the request first sent.
+  def test_the_shrunk_request_is_shown_as_curl_and_as_a_test
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "config.ru"), <<~RUBY)
+        run(lambda do |env|
+          raise ArgumentError, "no posts" if env["REQUEST_METHOD"] == "POST"
+          [200, {}, ["ok"]]
+        end)
+      RUBY
+      result = ruzzy("rack", "config.ru", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
+      assert_exit 77, result
+      shrunk = result.stderr[/^ruzzy: the shrunk arguments, run again:\n(.*?)(?=^==\d+== ERROR)/m, 1].to_s
+      assert_match(/\AThe request, as a curl command against the app's server:\n  curl -i -X POST /, shrunk,
+                   result.stderr)
+      assert_match(/custom_request "POST", /, shrunk)
+      first = result.stderr[/^==\d+== ERROR.*?^  (curl [^\n]*)/m, 1].to_s
+      assert_operator shrunk[/^  (curl [^\n]*)/, 1].size, :<=, first.size, "shrunk, not larger: #{first}"
+    end
+  end
+
   # A Sinatra app that subclasses another with routes serves both sets:
   # the app is the subclass, and every route is read. (In a child process:
   # Sinatra classes stay in this one's ObjectSpace.)

@@ -49,9 +49,10 @@ module Ruzzy
     attr_reader :findings
 
     # What a finding's report says of its input, beside the input's file:
-    # a callable given the input (bytes) and what it raised that returns
-    # text (Ruzzy.fuzz_rack shows the requests as curl and as a test), or
-    # nil. Read when fuzzing starts (Findings::Context).
+    # a callable given the input (bytes; nil for a typed target's shrunk
+    # arguments, which have none) and what it raised that returns text
+    # (Ruzzy.fuzz_rack shows the requests as curl and as a test) or nil,
+    # or nil. Read when fuzzing starts (Findings::Context).
     attr_accessor :input_description
 
     # A fuzz target taken instead of fuzzed (see #capture).

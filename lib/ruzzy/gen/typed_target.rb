@@ -123,7 +123,7 @@ module Ruzzy
         text = @arguments.dump(shrunk)
         saved = @on_finding&.call(text)
         $stderr.write("ruzzy: the arguments of this finding, shrunk in #{calls} calls" \
-                      "#{saved ? " (saved as #{saved})" : ""}:\n#{text}")
+                      "#{saved ? " (saved as #{saved})" : ""}:\n#{text}#{shrunk_description(shrunk, bug)}")
       rescue StandardError => e
         $stderr.write("ruzzy: could not shrink or save the arguments of this finding: #{e.class}: #{e.message}\n")
       end
@@ -138,13 +138,27 @@ module Ruzzy
       end
 
       # Whether the target raises the finding +bug+ (a DEDUP_TOKEN) on +trees+.
-      def raises?(trees, bug)
+      def raises?(trees, bug) = !failure(trees, bug).nil?
+
+      # The exception of the finding +bug+ the target raises on +trees+, or
+      # nil.
+      def failure(trees, bug)
         @call.call(@arguments.values(trees))
-        false
+        nil
       rescue SystemExit, SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- any other exception of a candidate is not this bug
-        finding?(e) && Findings::Report.dedup_token(e) == bug
+        e if finding?(e) && Findings::Report.dedup_token(e) == bug
+      end
+
+      # What the session says of the +shrunk+ arguments' run (a web target:
+      # the request as sent, as curl and as a test; Session#input_description),
+      # from one more run of them; "" when it says nothing.
+      def shrunk_description(shrunk, bug)
+        describe = Findings.context.input_description
+        error = describe && failure(shrunk, bug)
+        text = error ? describe.call(nil, error).to_s.chomp : ""
+        text.empty? ? "" : "ruzzy: the shrunk arguments, run again:\n#{text}\n"
       end
     end
   end
