@@ -273,6 +273,7 @@ class TestDetectors < Minitest::Test
       when "pathname" then Pathname.new(path).exist?
       when "realpath" then File.realpath(path) rescue SystemCallError
       when "basename" then File.file?(File.join(FILES, File.basename(data)))
+      when "extension" then File.exist?("#{path}.md")
       when "require"
         # RubyGems' require probes each entry: the load path is no input.
         $LOAD_PATH.unshift(File.join(FILES, "..", "ruzzy"), File.join(Dir.pwd, "lib"))
@@ -299,6 +300,8 @@ class TestDetectors < Minitest::Test
                           %r{ #{Regexp.escape(shown)} got "[^"]*/files/\.\./ruzzy", a path of the input's choosing})
       end
       assert_sink_found(dir, "file?", "..//ruzzy/x", %r{File.file\? got "[^"]*/files/\.\.//ruzzy/x"})
+      # The extension a program appends to the name it was given.
+      assert_sink_found(dir, "extension", "../ruzzy", %r{File.exist\? got "[^"]*/files/\.\./ruzzy\.md"})
       # The last component only; ".." that leads elsewhere; another name.
       assert_sink_safe(dir, "basename", "../ruzzy")
       ["a/../b", "../ruzzyx", "../a.txt"].each { |input| assert_sink_safe(dir, "file?", input) }

@@ -26,8 +26,9 @@ module Ruzzy
       # The canary in the places a traversal puts it.
       WORDS = ["../#{CANARY}", "/#{CANARY}", "../"].freeze
       # The canary as a whole segment after a ".." segment, or as the
-      # first segment of an absolute path ("//" is "/").
-      ESCAPE = %r{\A/+#{CANARY}(?:/|\z)|(?:\A|/)\.\./+#{CANARY}(?:/|\z)}
+      # first segment of an absolute path ("//" is "/"); an extension the
+      # program appends to the name it was given (`ruzzy.md`) is part of it.
+      ESCAPE = %r{\A/+#{CANARY}(?:[/.]|\z)|(?:\A|/)\.\./+#{CANARY}(?:[/.]|\z)}
 
       # Where the hooks' own frames are (detectors.rb, detectors/*.rb).
       HOOKS = File.join(File.dirname(__dir__), "detectors")
