@@ -64,7 +64,8 @@ class TestFaultsSearch < Minitest::Test
       RUBY
       result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(200_000)}", chdir: dir)
       assert_exit 0, result
-      assert_match(/ruzzy: slow input: \d+\.\d ms, the faster of two runs, \d+x the median input \([\d.]+ [mu]s\); /, result.stderr)
+      assert_match(/ruzzy: slow input: \d+\.\d ms, the faster of two runs, \d+x the median input \([\d.]+ [mu]s\); /,
+                   result.stderr)
       assert_match(/written to .*slow-unit-\h{40}$/, result.stderr)
       assert_match(%r{^==ruzzy== Reproduce: .*ruzzy harness\.rb \./slow-unit-\h{40}$}, result.stderr)
       slow = artifacts(dir, "slow-unit-")
