@@ -116,7 +116,8 @@ module Ruzzy
         verb, path, own = parts.route
         own ||= {}
         content_type, body = own[:body] || parts.body
-        Request.new(verb:, path:, query: parts.query.merge(own[:query] || {}), headers: parts.headers,
+        Request.new(verb:, path:, query: parts.query.merge(own[:query] || {}),
+                    headers: parts.headers.merge(own[:headers] || {}),
                     cookies: parts.cookies.merge(own[:cookies] || {}), body:, content_type:)
       end
 
@@ -138,11 +139,12 @@ module Ruzzy
 
       # A route's request: [verb, path, its own parts or nil], the path
       # params first, then the parts the route's code is most likely to
-      # read ({query:, cookies:, body:}), named as its code names them
-      # (Route#names).
+      # read ({query:, cookies:, body:, headers:}), named as its code names
+      # them (Route#names).
       def route_alternative(verb, route)
         keys = route.body_keys || []
-        own = keys.empty? ? own_parts_gen(verb, route_names(route)) : keyed_body_gen(keys)
+        headers = Names.headers(Array(route.names)).first(Names::MAX_NAMES)
+        own = keys.empty? ? own_parts_gen(verb, route_names(route), headers) : keyed_body_gen(keys)
         return Gen.constant([verb, route.template]) if route.params.empty? && own.nil?
 
         values = Gen.array(param_gen, max_length: route.params.size)
@@ -168,20 +170,32 @@ module Ruzzy
 
       # A route's own parts, early in the input where the bytes are: for a
       # method that takes a body a JSON object or a form, for others a
-      # query or cookies; or none (the request's later parts only). Their
-      # params may be nested one level, as Rails' strong parameters read
-      # them (`{"task": {"title": ...}}`, `task[title]=...`).
-      def own_parts_gen(verb, names)
+      # query or cookies; or the headers its code names (`X-Api-Version`,
+      # `HTTP_X_API_VERSION`: only for a route that names one); or none
+      # (the request's later parts only). Their params may be nested one
+      # level, as Rails' strong parameters read them
+      # (`{"task": {"title": ...}}`, `task[title]=...`).
+      def own_parts_gen(verb, names, headers = [])
         nested = nested_name_gen(names)
+        own_headers = headers_named(headers)
         if BODY_VERBS.include?(verb)
           object = Gen.hash_of(names, value_gen, max_size: PAIRS)
           json = json_object_gen(names, Gen.one_of(value_gen, object, json_value(names)))
           body = Gen.one_of(json, form_gen(nested))
-          return Gen.one_of(Gen.map(body) { |content| { body: content } }, Gen.constant(nil))
+          return Gen.one_of(Gen.map(body) { |content| { body: content } }, *own_headers, Gen.constant(nil))
         end
 
         Gen.one_of(Gen.map(pairs_gen(nested)) { |pairs| { query: pairs } },
-                   Gen.map(pairs_gen(names, max_size: 2)) { |pairs| { cookies: pairs } }, Gen.constant(nil))
+                   Gen.map(pairs_gen(names, max_size: 2)) { |pairs| { cookies: pairs } },
+                   *own_headers, Gen.constant(nil))
+      end
+
+      # The route's own headers, named +headers+: none, or a generator of
+      # one or two.
+      def headers_named(headers)
+        return [] if headers.empty?
+
+        [Gen.map(Gen.hash_of(Gen.from(headers), value_gen, max_size: 2)) { |pairs| { headers: pairs } }]
       end
 
       # The key of a query or form param: one of +names+, or one nested in
