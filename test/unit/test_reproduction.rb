@@ -47,6 +47,22 @@ class TestReproduction < Minitest::Test
     assert_match(%r{^artifact_prefix='\./'; Test unit written to /f/g/input$}, filed)
   end
 
+  # A run of the input alone prints its start-up first; the report filed
+  # starts where the run's report does, as one filed in-process.
+  def test_a_filed_report_leaves_out_the_runs_start_up
+    report = <<~TEXT
+      INFO: ruzzy: 2048 edge counters for 65 lines and branch arms of instrumented code (--map-size=N to change)
+      Dictionary: 42 entries
+      INFO: Seed: 1880217517
+      /usr/bin/ruby /bin/ruzzy h.rb: Running 1 inputs 1 time(s) each.
+      Running: /tmp/ruzzy-check1/input
+      ==1== ERROR: libFuzzer: deadly signal
+      INFO: a line of the report
+    TEXT
+    filed = reproduction.filed_report(report, from: "/tmp/ruzzy-check1/input", to: "/f/g/input", minimise: "m")
+    assert_equal "==1== ERROR: libFuzzer: deadly signal\nINFO: a line of the report\n", filed
+  end
+
   # A campaign worker's artifacts directory is deleted once its artifacts
   # are filed: libFuzzer's line names the group's directory instead.
   def test_a_filed_report_names_no_artifacts_directory

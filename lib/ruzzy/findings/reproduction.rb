@@ -127,6 +127,11 @@ module Ruzzy
         "cd #{Shellwords.escape(directory)} && #{[*env, Shellwords.join([*command, *args])].join(" ")}"
       end
 
+      # The lines a run prints before it runs its input: ruzzy's and
+      # libFuzzer's INFO lines, the dictionary's size, and libFuzzer's
+      # "Running" lines for the files given.
+      START_UP = /\A(?:INFO: |Dictionary: \d+ entries$|.*: Running \d+ inputs \d+ time\(s\) each\.$|Running: )/
+
       # +report+, printed by a run on the input file +from+, as the report
       # filed with +group+ of the findings directory +dir+ (#filed_report).
       def filed_in(report, from:, dir:, group:)
@@ -139,9 +144,12 @@ module Ruzzy
       # `artifact_prefix='DIR/'` naming +to+'s directory when it named
       # +from+'s (a worker's artifacts directory, deleted once filed), and
       # the Reproduce and Minimise lines the group's (+minimise+ the command
-      # that minimises the group).
+      # that minimises the group). A run of the input alone (a hang's check,
+      # a minimising round) prints its start-up first: those lines are left
+      # out, as a finding filed by the process that met it has none.
       def filed_report(report, from:, to:, minimise:)
-        report.gsub(from) { to }.gsub(Shellwords.escape(from)) { to }
+        report.lines.drop_while { |line| line.match?(START_UP) }.join
+              .gsub(from) { to }.gsub(Shellwords.escape(from)) { to }
               .gsub("artifact_prefix='#{File.dirname(from)}/'") { "artifact_prefix='#{File.dirname(to)}/'" }
               .gsub(/^==ruzzy== Reproduce: .*$/) { "==ruzzy== Reproduce: #{shell_line(to)}" }
               .gsub(/^==ruzzy== Minimise: .*$/) { "==ruzzy== Minimise:  #{minimise}" }
