@@ -96,11 +96,11 @@ module Ruzzy
 
       # +group+'s title, followed by where it was raised when another group
       # shown reads the same or was raised there too (+shared+: such
-      # :titles and :sites): two bugs with one message then show two sites, and one
-      # bug split in two (one line raising TypeError for one input and
-      # NoMethodError for another) shows one site twice. A group filed
-      # before sites were kept, or of a kind whose title names its frames,
-      # has no site and shows its title.
+      # :titles and :sites): two bugs with one message then show two
+      # sites, and one bug split in two (one line raising TypeError for one
+      # input and NoMethodError for another) shows one site twice. A group
+      # filed before sites were kept, or of a kind whose title names its
+      # frames, has no site and shows its title.
       def self.title(group, shared)
         return group.title unless group.site && (shared[:titles].include?(group.title) ||
                                                  shared[:sites].include?(group.site))

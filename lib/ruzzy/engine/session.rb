@@ -50,8 +50,8 @@ module Ruzzy
 
     # What a finding's report says of its input, beside the input's file:
     # a callable given the input (bytes; nil for a typed target's shrunk
-    # arguments, which have none) and what it raised that returns text
-    # (Ruzzy.fuzz_rack shows the requests as curl and as a test) or nil,
+    # arguments, which have none) and what it raised, that returns text
+    # (Ruzzy.fuzz_rack shows the requests as curl and as a test) or nil;
     # or nil. Read when fuzzing starts (Findings::Context).
     attr_accessor :input_description
 

@@ -177,9 +177,10 @@ module Ruzzy
       end
 
       # An input that ran +seconds+ (the faster of its two runs), far longer
-      # than the median input (+median+ seconds): not a crash, but often a denial of service in the
-      # making. Kept as slow-unit-<sha1> (where libFuzzer keeps its own slow
-      # units) so it can be replayed; fuzzing goes on.
+      # than the median input (+median+ seconds): not a crash, but often a
+      # denial of service in the making. Kept as slow-unit-<sha1> (where
+      # libFuzzer keeps its own slow units) so it can be replayed; fuzzing
+      # goes on.
       def report_slow_input(input, seconds, median)
         require "digest/sha1"
         path = Findings.context.artifact_path(:slow_unit, Digest::SHA1.hexdigest(input))
