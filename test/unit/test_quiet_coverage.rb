@@ -379,14 +379,17 @@ class TestQuietCoverage < Minitest::Test
   # time worth saving (100 calls an input), none where they do not (one
   # call among 0.5 ms of other work: a trial measures that switching them
   # off saves next to nothing, and switches them on again);
-  # --no-quiet-coverage keeps them on, as does the default.
+  # --no-quiet-coverage keeps them on, as does the default. A trial takes
+  # 3.5 s of the clock (7 measures of 0.5 s) after the first 0.5 s quiet:
+  # 12 s leave it room on a busy machine (5 s did not, with 3 processes on
+  # 2 cores).
   def test_fuzzing_with_a_short_quiet_time
     in_tmpdir do |dir|
       File.write(File.join(dir, "target.rb"), TARGET)
       harness = write_harness(dir, REPEATING_HARNESS)
       infos = [[1, "0.0005"], [100, "0"]].to_h do |repeat, pause|
         env = { "RUZZY_QUIET_COVERAGE" => "0.5", "REPEAT" => repeat.to_s, "PAUSE" => pause }
-        result = ruzzy(harness, "-max_total_time=5", "-seed=1", chdir: dir, env:)
+        result = ruzzy(harness, "-max_total_time=12", "-seed=1", chdir: dir, env:)
         assert_exit 0, result
         assert_match(/INFO: ruzzy: quiet coverage: .* 0.5 s/, result.output)
         assert_empty artifacts(dir)
