@@ -177,8 +177,8 @@ module Ruzzy
       def hang_round_seconds
         return unless Findings.hang?(@group.kind)
 
-        timeout = @flags.filter_map { |flag| flag[/\A-timeout=(\d+)\z/, 1] }.last
-        timeout && (2 * Integer(timeout, 10))
+        timeout = Integer(LibFuzzerArgs.new(["ruzzy", *@flags]).value("timeout").to_s, 10, exception: false)
+        timeout && (2 * timeout)
       end
 
       # One round of libFuzzer's minimising step on the input at +best+:
