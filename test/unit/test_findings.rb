@@ -509,6 +509,25 @@ class TestFindings < Minitest::Test
     end
   end
 
+  # `ruzzy findings show` prints the commands once, below the report, for
+  # where the findings directory is now: a report filed with Reproduce and
+  # Minimise lines of its own (a timeout's, a crash's) does not repeat them.
+  def test_show_prints_the_commands_once
+    in_tmpdir do |dir|
+      store = Store.new(dir)
+      filed = "#{EXCEPTION}==ruzzy== Reproduce: ruzzy moved/harness.rb moved/input\n" \
+              "==ruzzy== Minimise:  ruzzy findings moved minimise exception-0\n"
+      store.record(Identity.of_report(filed), "EX", filed)
+      store.write_campaign("command" => %w[ruzzy harness.rb], "directory" => dir)
+      out = StringIO.new
+      Ruzzy::Findings::Command.new([dir, "show", "exception-"], out:, err: StringIO.new).run
+      assert_equal 1, out.string.scan(/Reproduce: /).size, out.string
+      assert_equal 1, out.string.scan(/Minimise: /).size, out.string
+      refute_match(/moved/, out.string)
+      assert_match(/^Reproduce: .*#{store.groups.first.name}/, out.string)
+    end
+  end
+
   # A smaller input's finding replaces the group's input, report and
   # title together: they always describe the same finding.
   def test_a_groups_title_is_that_of_its_input

@@ -38,6 +38,9 @@ module Ruzzy
       # threshold: long enough to tell a hang from a slow input, short
       # enough for the hundreds of runs minimising takes.
       MINIMISE_TIMEOUT = 5
+      # A filed report's own Reproduce and Minimise lines: show prints them
+      # once, below the report, for where the findings directory is now.
+      FILED_COMMAND_LINES = /^==ruzzy== (?:Reproduce|Minimise): .*\n/
 
       def initialize(argv, out:, err:)
         @argv = argv.dup
@@ -80,7 +83,7 @@ module Ruzzy
         @out.puts "#{group.name}: #{group.title}"
         @out.puts "#{group.findings} finding(s) from #{group.first_seen} to #{group.last_seen}; " \
                   "smallest input #{group.bytes} bytes"
-        @out.puts "", File.read(group.report_path).scrub, ""
+        @out.puts "", File.read(group.report_path).scrub.gsub(FILED_COMMAND_LINES, ""), ""
         @out.puts "Reproduce: #{reproduction.shell_line(group.input_path)}"
         @out.puts "Minimise:  #{Reproduction.minimise_line(@store.dir, group.name)}"
         EXIT_OK
