@@ -131,9 +131,10 @@ module Ruzzy
     warn info
     warn Campaign.target_line(info.delete_prefix("INFO: ")) if ENV.key?(Campaign::ENV_FINDINGS_DIR)
     expression = Web.app_expression(app)
+    server = Web.server(app)
     self.session.input_description = lambda do |input, error|
       sent = target.sent_for(error) || (input && Web::RequestGen.requests_of(requests, input))
-      Web.describe(sent, expression) if sent
+      Web.describe(sent, expression, server) if sent
     end
     fuzz(target.method(:call), requests, args:, **options)
   end

@@ -65,11 +65,25 @@ module Ruzzy
                  "set ENV[\"RACK_ENV\"] = \"test\" before requiring it"
     end
 
+    # The Server of +app+: `bin/rails server` for the Rails application,
+    # `ruby app.rb` for a classic Sinatra app, rackup for any other (a
+    # config.ru, a modular Sinatra app).
+    def server(app)
+      return Server.new("bin/rails server", 3000) if rails_application?(app)
+      return Server.new("ruby app.rb", 4567) if defined?(::Sinatra::Application) && app.equal?(::Sinatra::Application)
+
+      Server::RACKUP
+    end
+
+    def rails_application?(app)
+      rails = defined?(::Rails) && ::Rails.respond_to?(:application) && ::Rails.application
+      rails ? app.equal?(rails) : false
+    end
+
     # Ruby that gives +app+, for a finding's test: Rails.application, a
     # named app class, or a placeholder to replace.
     def app_expression(app)
-      rails = defined?(::Rails) && ::Rails.respond_to?(:application) && ::Rails.application
-      return "Rails.application" if rails && app.equal?(rails)
+      return "Rails.application" if rails_application?(app)
       return app.name if app.is_a?(Module) && app.name
 
       "YOUR_APP # the Rack app (Rack::Builder.parse_file(\"config.ru\"))"

@@ -73,12 +73,17 @@ class TestWebRailsSearch < Minitest::Test
 
   # From an empty corpus, as the README's campaign runs it, one worker
   # finds the bugs behind the names it learnt from the app. It is stopped
-  # once it has.
+  # once it has. Its reports show each request as a curl command against
+  # the port Rails serves on.
   def test_a_campaign_from_an_empty_corpus_finds_the_bugs_behind_learnt_names
     in_tmpdir do |dir|
       assert_campaign_finds(dir, ["rack", APP], FOUND_BY_CAMPAIGN, seconds: CAMPAIGN_SECONDS)
       log = File.read(File.join(dir, "ruzzy-findings", "campaign.log"))
       assert_match(/^INFO: ruzzy rack: coverage of the app's own files/, log)
+      # A Rails app's requests are shown against `bin/rails server`'s port.
+      reports = Dir[File.join(dir, "ruzzy-findings", "*", "report.txt")].map { |path| File.read(path) }
+      assert(reports.any? { |report| report.include?("server (bin/rails server, port 3000):\n  curl -i -X GET ") },
+             reports.join("\n---\n"))
     end
   end
 

@@ -38,7 +38,7 @@ class TestWebRequests < Minitest::Test
       result = ruzzy("--no-literal-dict", "rack", "config.ru", "-seed=1", "-runs=400000", chdir: dir)
       assert_exit 77, result
       assert_match(/^RuntimeError: detail view broken$/, result.output)
-      assert_match(%r{curl -i -X \S+ http://localhost:3000/catalog/item-detail-view}, result.output)
+      assert_match(%r{curl -i -X \S+ http://localhost:9292/catalog/item-detail-view}, result.output)
     end
   end
 
@@ -63,9 +63,9 @@ class TestWebRequests < Minitest::Test
       sent = result.output[/^The requests, in order, as curl commands.*?\n((?:  (?:printf .*\| )?curl .*\n)+)/, 1]
                    .to_s.lines
       # The URL is quoted when its query string needs it.
-      created = sent.index { |line| line.match?(%r{-X POST '?http://localhost:3000/projects(?:[ ?']|$)}) }
+      created = sent.index { |line| line.match?(%r{-X POST '?http://localhost:9292/projects(?:[ ?']|$)}) }
       # (The last request is the one that failed; an export before it may have been a 404.)
-      exported = sent.rindex { |line| line.match?(%r{-X GET '?http://localhost:3000/projects/\d+/export(?:[ ?']|$)}) }
+      exported = sent.rindex { |line| line.match?(%r{-X GET '?http://localhost:9292/projects/\d+/export(?:[ ?']|$)}) }
       assert created && exported && created < exported, "a POST /projects before the export:\n#{result.output}"
       id = sent[exported][%r{/projects/(\d+)/export}, 1].to_i
       assert_operator id, :>=, 1_000_000, "the id the POST returned"

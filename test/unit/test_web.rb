@@ -120,11 +120,32 @@ class TestWeb < Minitest::Test
     assert_equal "{\"n\":1}", rack.body.read
     assert_equal "application/json", rack.content_type
     curl = req.to_curl
-    assert_includes curl, "'http://localhost:3000/notes/a%20b?q[x]=1%202'"
+    assert_includes curl, "'http://localhost:9292/notes/a%20b?q[x]=1%202'"
     assert_includes curl, "--data-binary '{\"n\":1}'"
     test = req.to_rack_test("->(env) { [200, {}, []] }")
     assert_includes test, "custom_request \"POST\", \"/notes/a%20b?q[x]=1%202\""
     assert_includes test, "\"HTTP_COOKIE\" => \"prefs=a%3Bb\""
+  end
+
+  # A finding's curl commands go to the port of the server the app is
+  # usually run with, and say which: rackup's for a config.ru or a modular
+  # Sinatra app, Sinatra's own for a classic one, `bin/rails server`'s for
+  # a Rails application (test_web_rails checks that one).
+  def test_curl_commands_name_the_server_they_expect
+    assert_equal "http://localhost:9292", W.server(->(_env) { [200, {}, []] }).url
+    text = W.describe([request(path: "/a")], "APP", W::Server.new("ruby app.rb", 4567))
+    assert_equal "The request, as a curl command against the app's server (ruby app.rb, port 4567):",
+                 text.lines.first.chomp
+    assert_equal "  curl -i -X GET http://localhost:4567/a", text.lines[1].chomp
+    script = <<~RUBY
+      require "sinatra/base"
+      require "ruzzy"
+      class Modular < Sinatra::Base; end
+      print Ruzzy::Web.server(Sinatra::Application).url, " ", Ruzzy::Web.server(Modular).url
+    RUBY
+    out = run_command(RbConfig.ruby, "-e", script)
+    assert_exit 0, out
+    assert_equal "http://localhost:4567 http://localhost:9292", out.stdout
   end
 
   def test_the_rack_test_snippet_runs
@@ -187,8 +208,8 @@ class TestWeb < Minitest::Test
       result = ruzzy("rack", "config.ru", "-seed=1", "-runs=#{runs(20_000)}", chdir: dir)
       assert_exit 77, result
       shrunk = result.stderr[/^ruzzy: the shrunk arguments, run again:\n(.*?)(?=^==\d+== ERROR)/m, 1].to_s
-      assert_match(/\AThe request, as a curl command against the app's server:\n  curl -i -X POST /, shrunk,
-                   result.stderr)
+      shown = /\AThe request, as a curl command against the app's server \(rackup, port 9292\):\n  curl -i -X POST /
+      assert_match(shown, shrunk, result.stderr)
       assert_match(/custom_request "POST", /, shrunk)
       first = result.stderr[/^==\d+== ERROR.*?^  (curl [^\n]*)/m, 1].to_s
       assert_operator shrunk[/^  (curl [^\n]*)/, 1].size, :<=, first.size, "shrunk, not larger: #{first}"
@@ -349,7 +370,7 @@ class TestWeb < Minitest::Test
     sent = target.sent_for(error)
     assert_equal %w[/login /projects /projects/7 /projects/7/export], sent.map(&:path)
     text = W.describe(sent, "APP")
-    assert_includes text, "curl -i -X GET http://localhost:3000/projects/7/export " \
+    assert_includes text, "curl -i -X GET http://localhost:9292/projects/7/export " \
                           "-H 'X-CSRF-Token: t0k' -H 'Cookie: user=ad%20min'"
     assert_equal 4, text.scan("custom_request").size
   end

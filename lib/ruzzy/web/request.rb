@@ -6,6 +6,14 @@ require "stringio"
 module Ruzzy
   # Web applications (see web.rb).
   module Web
+    # Where a finding's curl commands send their requests: the server an
+    # app's usual launcher starts (Web.server), by default rackup's.
+    Server = Struct.new(:launcher, :port) do
+      def url = "http://localhost:#{port}"
+      def to_s = "#{launcher}, port #{port}"
+    end
+    Server::RACKUP = Server.new("rackup", 9292).freeze
+
     # One HTTP request, as a fuzz input decodes into (Gen.request) and as a
     # finding is shown: +verb+ ("GET"), +path+ (escaped, from "/"), +query+,
     # +headers+ and +cookies+ (Hashes of Strings), +body+ (a String or nil)
@@ -50,7 +58,7 @@ module Ruzzy
 
       # The request as a curl command against a server at +base_url+ (a
       # body with bytes a shell argument cannot hold is piped from printf).
-      def to_curl(base_url = "http://localhost:3000")
+      def to_curl(base_url = Server::RACKUP.url)
         words = ["curl", "-i", "-X", verb, "#{base_url}#{target}"]
         headers.each { |name, value| words += ["-H", "#{name}: #{value}"] }
         words += ["-H", "Cookie: #{cookie_header}"] unless cookies.empty?
@@ -159,17 +167,17 @@ module Ruzzy
       "custom_request #{request.verb.inspect}, #{request.target.inspect}, {}, #{env_text}"
     end
 
-    # +requests+ (as sent) as curl commands and as a test, for a finding's
-    # report.
-    def describe(requests, app_expression)
+    # +requests+ (as sent) as curl commands against +server+ (a
+    # Web::Server) and as a test, for a finding's report.
+    def describe(requests, app_expression, server = Server::RACKUP)
       many = requests.size > 1
-      curl = requests.map { |request| "  #{request.to_curl}\n" }.join
+      curl = requests.map { |request| "  #{request.to_curl(server.url)}\n" }.join
       if requests.any?(&:unsendable?)
         curl << "  (a header holds a NUL, CR or LF byte, which neither a shell nor a server passes on as it is: " \
                 "the test below reproduces the finding, curl may not)\n"
       end
       "The #{many ? "requests, in order," : "request,"} as #{many ? "curl commands" : "a curl command"} " \
-        "against the app's server:\n#{curl}" \
+        "against the app's server (#{server}):\n#{curl}" \
         "and as a Minitest test (Rack::Test):\n#{rack_test(requests, app_expression).gsub(/^(?=.)/, "  ")}"
     end
   end
