@@ -28,6 +28,25 @@ class TestFuzzing < Minitest::Test
     end
   end
 
+  # A method the comparison hooks wrap raises as it does without ruzzy:
+  # one frame, not the hook's beside it (Ruby 3.4 would name the hook's
+  # module), in the report and in the frames ClusterFuzz groups by.
+  def test_an_exception_from_a_hooked_method_shows_one_frame_for_it
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        def convert(data) = data.to_i(1)
+        Ruzzy.fuzz(->(data) { convert(data) })
+      RUBY
+      File.write(File.join(dir, "one"), "1")
+      result = ruzzy("harness.rb", "one", chdir: dir)
+      assert_exit 77, result
+      assert_match(/^ArgumentError: invalid radix 1$/, result.stderr)
+      assert_equal 1, result.stderr.scan(/^    from .*:in .*to_i'$/).size, result.stderr
+      assert_match(/^    #0 0x0 in \S*to_i .*harness\.rb:\d+\n    #1 0x0 in \S*convert /, result.stderr)
+      refute_match(/Ruzzy::/, result.stderr[/^ArgumentError.*?DEDUP_TOKEN/m])
+    end
+  end
+
   def test_artifact_prefix_and_exact_artifact_path
     in_tmpdir do |dir|
       write_harness(dir, RAISE_ON_LONG)

@@ -153,6 +153,17 @@ class TestApi < Minitest::Test
     assert_equal ["RuntimeError--hello.rb:parse--h.rb:<top>"] * 2, tokens
   end
 
+  # A hooked method's frame and the hook's are one frame, whichever way
+  # the Ruby names them; ruzzy's C methods are not the target's.
+  def test_a_hooked_methods_frames_are_shown_once
+    before34 = ["/x/h.rb:2:in `to_i'", "/x/h.rb:2:in `to_i'", "/x/h.rb:2:in `convert'", "/r/ruzzy.rb:3:in `_fuzz'"]
+    since34 = ["/x/h.rb:2:in 'String#to_i'", "/x/h.rb:2:in 'Ruzzy::CompareHooks::StringConversionHooks#to_i'",
+               "/x/h.rb:2:in 'Object#convert'", "/r/ruzzy.rb:3:in 'Ruzzy::Native._fuzz'"]
+    assert_equal ["/x/h.rb:2:in `to_i'", "/x/h.rb:2:in `convert'"], Ruzzy::Findings::RubyFrames.target_frames(before34)
+    assert_equal ["/x/h.rb:2:in 'String#to_i'", "/x/h.rb:2:in 'Object#convert'"],
+                 Ruzzy::Findings::RubyFrames.target_frames(since34)
+  end
+
   def test_report_survives_a_broken_message_method
     error = RuntimeError.new("x")
     def error.message

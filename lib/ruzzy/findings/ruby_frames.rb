@@ -111,15 +111,27 @@ module Ruzzy
         ["<main>", "<top (required)>"].include?(label) ? "<top>" : label
       end
 
+      # A frame of a method of ruzzy's own written in C (a comparison hook,
+      # a bug detector's wrapper), which carries its caller's file and line:
+      # Ruby 3.4 names its owner ('Ruzzy::CompareHooks::StringConversionHooks#to_i').
+      OWN_C_METHOD = /:in 'Ruzzy::[\w:]+[#.][^']*'\z/
+      private_constant :OWN_C_METHOD
+
       # The frames of +backtrace+ above the fuzzing machinery: everything from
       # ruzzy's own `_fuzz` frame down is the harness's start-up, the same for
       # every finding, and is left out, as are ruzzy's own frames (the fuzz
-      # test wrapper), unless the target is all ruzzy's own (Ruzzy.dummy).
-      # The native side (ext/ruzzy/src/findings/ruby_backtrace.rs) applies
-      # the same rule to frames read in a signal handler.
+      # test wrapper, the hooks), unless the target is all ruzzy's own
+      # (Ruzzy.dummy). A method the hooks wrap shows one frame, as it does
+      # without ruzzy: before Ruby 3.4 the hook's frame is the same text as
+      # the method's, and a frame the same as the one inside it is left out
+      # (so is a C method calling itself on one line: Array#inspect of
+      # nested Arrays). The native side
+      # (ext/ruzzy/src/findings/ruby_backtrace.rs) applies the same rule to
+      # ruzzy's files and `_fuzz` for frames read in a signal handler.
       def target_frames(backtrace)
         above = backtrace.first(backtrace.index { _1.match?(/in [`'](?:Ruzzy::Native\.)?_fuzz'\z/) } || backtrace.size)
-        above.reject { |frame| frame.start_with?(OWN_FILES) }.then { |yours| yours.empty? ? above : yours }
+        yours = above.reject { |frame| frame.start_with?(OWN_FILES) || frame.match?(OWN_C_METHOD) }
+        (yours.empty? ? above : yours).chunk_while { |inner, outer| inner == outer }.map(&:first)
       end
     end
   end
