@@ -198,6 +198,45 @@ class TestCampaignHangs < Minitest::Test
     end
   end
 
+  # `ruzzy findings minimise` of a hang given a -timeout shorter than the
+  # campaign's hang threshold (docs/campaigns.md suggests it when the hang
+  # shows sooner) finds candidates sooner, but an input is the group's, or
+  # a new hang, only when it runs past the threshold alone: here an input
+  # of 2 to 5 bytes spins for 1.5 s, past the rounds' -timeout of 1 s but
+  # within the threshold of 3 s, and one of 6 bytes or more hangs in the
+  # same loop. The group keeps a hang; no slow input is filed.
+  def test_minimising_a_hang_with_a_shorter_timeout_keeps_an_input_that_hangs
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        def spin(seconds)
+          deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+          loop { break if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline }
+        end
+
+        Ruzzy.fuzz(lambda do |data|
+          spin(data.bytesize >= 6 ? 1000 : 1.5) if data.bytesize >= 2 && data.start_with?("H")
+          nil
+        end)
+      RUBY
+      FileUtils.mkdir_p(File.join(dir, "corpus"))
+      File.write(File.join(dir, "corpus", "hang"), "H" * 12)
+      campaign = ruzzy("--keep-going", "--workers=1", "harness.rb", "corpus", "-runs=1", "-timeout=3", chdir: dir)
+      assert_exit 77, campaign
+      hang = list_groups(dir).find { |group| group[:kind] == "timeout" }
+      refute_nil hang, campaign.stderr
+      minimised = ruzzy("findings", "minimise", hang[:name], "-timeout=1", "-max_total_time=12", "-seed=1",
+                        chdir: dir)
+      assert_exit 0, minimised
+      input = File.binread(File.join(dir, "ruzzy-findings", hang[:name], "input"))
+      assert input.start_with?("H") && input.bytesize >= 6, "a hang, not a slow input: #{input.inspect}\n" \
+                                                            "#{minimised.stdout}"
+      assert_equal [hang[:name]], list_groups(dir).map { |group| group[:name] }, minimised.stdout
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_exit 77, replay
+      assert_match(/^FAILS +#{hang[:name]} +hangs: /, replay.stdout)
+    end
+  end
+
   # One loop, each of whose turns holds Ruby's lock in C for a while (the
   # hang watch's thread waits for it): with turns of 0.7 s, libFuzzer's
   # alarm comes before the watch has followed the input, with turns of

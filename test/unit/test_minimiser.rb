@@ -32,7 +32,8 @@ class TestMinimiser < Minitest::Test
   def minimiser(kind, harness, clock, seconds)
     group = Struct.new(:kind, :name, :input_path).new(kind, "#{kind}-0123456789", @input)
     found = Class.new(Minimiser) { define_method(:now) { clock[0] } }
-    found.new(store: nil, group:, reproduction: harness, flags: ["-timeout=25"], runs: 20_000, seconds:, seed: 1)
+    found.new(store: nil, group:, reproduction: harness, flags: ["-timeout=25"], hang_seconds: 25, runs: 20_000,
+              seconds:, seed: 1)
   end
 
   def with_input

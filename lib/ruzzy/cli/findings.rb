@@ -140,7 +140,7 @@ module Ruzzy
       def minimise(group, argv)
         options = minimise_options(group, argv)
         # Its time budget counts from here, the first run of the input included.
-        minimiser = Minimiser.new(store: @store, group:, reproduction:, **options)
+        minimiser = Minimiser.new(store: @store, group:, reproduction:, hang_seconds:, **options)
         @out.puts "minimising #{group.name} (#{group.bytes} bytes)..."
         output, status = run_input(group.input_path, options[:flags])
         return not_run_error("#{group.name}'s input", output) unless Reproduction.ran?(status, output)

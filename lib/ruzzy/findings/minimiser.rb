@@ -24,15 +24,20 @@ module Ruzzy
     # one, and the next round starts again from the same input.
     #
     # Invariants: the group's input is only replaced by a smaller one whose
-    # own run failed with the group's identity (Store#offer_smaller); every
+    # own run failed with the group's identity (Store#offer_smaller), and a
+    # hang is filed (the group's or another) only from a run that hung past
+    # the campaign's hang threshold: a -timeout shorter than it only makes
+    # the rounds find candidates sooner, and an input that finishes within
+    # the threshold is a slow input, not a hang; every
     # child process is bounded (-runs, -max_total_time, and the -timeout of
     # the flags it is given); it stops when PATIENCE rounds in a row gave
     # nothing smaller that fails the same way, when the -runs (or
     # -max_total_time) budget is spent, or at a 1-byte input, and says
     # which (Stop). The time budget counts from Minimiser.new; a round of a
-    # hang, which runs its inputs for their whole -timeout, starts only
-    # while it fits in what is left (the first round always runs), so the
-    # command ends within the budget plus at most one such round.
+    # hang, which runs its inputs for their whole -timeout and the smaller
+    # one alone for the hang threshold, starts only while it fits in what
+    # is left (the first round always runs), so the command ends within the
+    # budget plus at most one such round.
     class Minimiser
       # Rounds in a row without a smaller input of the group before it stops:
       # a round that met another bug ended early, so one is weak evidence.
@@ -62,8 +67,8 @@ module Ruzzy
           when :seconds then "the budget of #{budget} seconds is spent (-max_total_time=N for more)"
           when :round_too_long
             "what is left of the budget of #{budget} seconds is shorter than a round of this hang " \
-            "(up to #{round} s: its input runs for the -timeout twice; -max_total_time=N for more, " \
-            "-timeout=N for shorter rounds)"
+            "(up to #{round} s: the -timeout, then the hang threshold for the smaller input alone; " \
+            "-max_total_time=N for more, -timeout=N for shorter rounds)"
           else "the input is 1 byte, and libFuzzer tries nothing smaller"
           end
         end
@@ -99,13 +104,15 @@ module Ruzzy
       end
 
       # +group+ of +store+, run by +reproduction+ with libFuzzer's +flags+
-      # (its -timeout among them); +runs+ inputs in all, at most +seconds+
-      # (nil: no limit), rounds seeded from +seed+ on.
-      def initialize(store:, group:, reproduction:, flags:, runs:, seconds:, seed:)
+      # (its -timeout among them); a smaller input is run alone with the
+      # campaign's +hang_seconds+ as its -timeout; +runs+ inputs in all, at
+      # most +seconds+ (nil: no limit), rounds seeded from +seed+ on.
+      def initialize(store:, group:, reproduction:, flags:, hang_seconds:, runs:, seconds:, seed:)
         @store = store
         @group = group
         @reproduction = reproduction
         @flags = flags
+        @hang_seconds = hang_seconds
         @runs = runs
         @deadline = seconds && (now + seconds)
         @seconds = seconds
@@ -173,12 +180,13 @@ module Ruzzy
 
       # How long a round of a hang can take, or nil for another group: its
       # step ends when a mutated input has hung for the -timeout (the last
-      # of the flags), and the run of that input alone takes as long again.
+      # of the flags), and the run of that input alone for the hang
+      # threshold.
       def hang_round_seconds
         return unless Findings.hang?(@group.kind)
 
         timeout = Integer(LibFuzzerArgs.new(["ruzzy", *@flags]).value("timeout").to_s, 10, exception: false)
-        timeout && (2 * timeout)
+        timeout && (timeout + @hang_seconds)
       end
 
       # One round of libFuzzer's minimising step on the input at +best+:
@@ -213,11 +221,13 @@ module Ruzzy
       end
 
       # The identity of +input+ run alone, with its report as the store files
-      # it; nil when it passes (or did not run).
+      # it; nil when it passes (or did not run). It runs with the hang
+      # threshold as its -timeout, whatever the rounds' is: a hang is an
+      # input that runs past it.
       def identify(input)
         path = File.join(@tmp, "input")
         File.binwrite(path, input)
-        output, status = @reproduction.run(*@flags, path)
+        output, status = @reproduction.run(*@flags, "-timeout=#{@hang_seconds}", path)
         return nil if status.success? || !Reproduction.ran?(status, output)
 
         identity = Identity.of_report(output)
