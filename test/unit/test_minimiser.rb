@@ -70,4 +70,14 @@ class TestMinimiser < Minitest::Test
       assert_equal 3, harness.runs, "an exception's rounds are bounded by -max_total_time alone"
     end
   end
+
+  # "met another bug" says whose size it gives: the input met, or the new
+  # group's (the same input), never a size the group on file does not have.
+  def test_another_bug_met_says_whose_size_it_gives
+    identity = Struct.new(:group, :title).new("exception-0123456789", "KeyError: k")
+    other = ->(outcome) { Minimiser::Other.new(identity:, bytes: 14, outcome:).to_s }
+    assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes)", other.call(:new)
+    assert_equal "exception-0123456789 KeyError: k (on file already, with an input no larger; met with 14 bytes)",
+                 other.call(:repeat)
+  end
 end

@@ -77,8 +77,12 @@ module Ruzzy
       # (+bytes+) and what the store made of it (+outcome+: Store#record's).
       Other = Struct.new(:identity, :bytes, :outcome, keyword_init: true) do
         def to_s
-          filed = { new: "a new group", smaller: "a smaller input for its group" }.fetch(outcome, "on file already")
-          "#{identity.group} #{identity.title} (#{filed}, #{bytes} bytes)"
+          filed = case outcome
+                  when :new then "a new group, #{bytes} bytes"
+                  when :smaller then "a smaller input for its group, #{bytes} bytes"
+                  else "on file already, with an input no larger; met with #{bytes} bytes"
+                  end
+          "#{identity.group} #{identity.title} (#{filed})"
         end
       end
       # How minimising ended: +stop+, or +failure+ (the output of a round
