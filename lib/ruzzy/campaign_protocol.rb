@@ -17,7 +17,8 @@ module Ruzzy
   # worker announces the corpus directory its test chose with corpus_line
   # (the supervisor does not load the test file), and a target that says
   # what it found when it started (`ruzzy rack`'s routes) says it with
-  # target_line, shown once.
+  # target_line, shown once. A worker's note for the user (code loaded
+  # while fuzzing outgrew the map) is a note_line: each kind is shown once.
   module Campaign
     # The environment variable that makes a process a campaign's worker.
     ENV_FINDINGS_DIR = "RUZZY_FINDINGS_DIR"
@@ -40,6 +41,8 @@ module Ruzzy
     CORPUS = /\A==ruzzy== corpus: (.+)$/
 
     TARGET = /\A==ruzzy== target: (.+)$/
+
+    NOTE = /\A==ruzzy== note: (.+)$/
 
     # Where, in the findings directory, a campaign keeps the slow inputs
     # (`slow-unit-<sha1>`) its workers wrote beside their artifacts: a
@@ -92,6 +95,24 @@ module Ruzzy
     # The text of a target_line, or nil.
     def parse_target(line)
       line[TARGET, 1]
+    end
+
+    # The line a worker prints for a note the campaign shows the user (one
+    # line of text): the worker's own INFO lines go only to the log.
+    def note_line(text)
+      "==ruzzy== note: #{text.lines.first.to_s.chomp}\n"
+    end
+
+    # The text of a note_line, or nil.
+    def parse_note(line)
+      line[NOTE, 1]
+    end
+
+    # What makes two notes the same kind, shown once: their words before
+    # the first "(" (the late-code note names the file that outgrew the
+    # map, which varies from worker to worker).
+    def note_kind(text)
+      text[/\A[^(]*/].strip
     end
   end
 end

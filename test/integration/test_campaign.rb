@@ -23,6 +23,26 @@ class TestCampaign < Minitest::Test
     end)
   RUBY
 
+  # Code loaded while fuzzing that outgrows the map is worth a note: a
+  # campaign shows it once, where the user reads (the workers' INFO lines
+  # go only to the log).
+  def test_a_campaign_shows_the_note_on_code_that_outgrew_the_map_once
+    in_tmpdir do |dir|
+      File.write(File.join(dir, "big.rb"), (1..3000).map { |i| "X#{i} = #{i}\n" }.join)
+      write_harness(dir, <<~RUBY)
+        Ruzzy.fuzz(lambda do |data|
+          require_relative "big" if data.start_with?("L")
+          raise KeyError, "bad key" if data.start_with?("K")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=1", "-runs=#{runs(30_000)}", chdir: dir)
+      assert_exit 77, result
+      notes = result.stderr.scan(/^ruzzy: code loaded while fuzzing \(.*big\.rb and before it\) .*--map-size=8192$/)
+      assert_equal 1, notes.size, result.stderr
+    end
+  end
+
   def test_keep_going_records_every_exception_grouped_and_exits_77_at_the_end
     in_tmpdir do |dir|
       write_harness(dir, TWO_BUGS)

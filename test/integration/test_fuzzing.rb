@@ -155,6 +155,32 @@ class TestFuzzing < Minitest::Test
     end
   end
 
+  # A library that autoloads its parts (kramdown's parsers, Rack's
+  # middleware) has them counted when the map is fitted: the files its own
+  # autoloads will load, not RubyGems' (registered before any harness), so
+  # using them while fuzzing needs no note.
+  def test_the_files_a_librarys_autoloads_will_load_are_counted_in_the_map
+    in_tmpdir do |dir|
+      constants = (1..3000).map { |i| "    X#{i} = #{i}\n" }.join
+      File.write(File.join(dir, "big.rb"), "module Lib\n  module Big\n#{constants}  end\nend\n")
+      File.write(File.join(dir, "lib.rb"), "module Lib\n  autoload :Big, File.join(__dir__, \"big\")\nend\n")
+      write_harness(dir, <<~RUBY)
+        require_relative "lib"
+        Ruzzy.fuzz(->(data) { Lib::Big::X1 if data.start_with?("L"); nil })
+      RUBY
+      result = ruzzy("harness.rb", "-seed=1", "-runs=#{runs(50_000)}", chdir: dir)
+      assert_exit 0, result
+      fitted = Regexp.new("^INFO: ruzzy: 8192 edge counters for \\d+ lines and branch arms of instrumented code " \
+                          "and 300\\d lines in the files its autoloads will load ")
+      assert_match(fitted, result.stderr)
+      refute_match(/code loaded while fuzzing/, result.stderr)
+      write_harness(dir, "Ruzzy.fuzz(->(data) { nil })", name: "plain.rb")
+      plain = ruzzy("plain.rb", "-runs=1", chdir: dir)
+      assert_match(/^INFO: ruzzy: 2048 edge counters for \d+ lines and branch arms of instrumented code \(/,
+                   plain.stderr)
+    end
+  end
+
   def test_second_fuzz_call_raises
     in_tmpdir do |dir|
       write_harness(dir, "Ruzzy.fuzz(->(_data) { Ruzzy.fuzz(->(_d) {}, ['again']) })")

@@ -114,6 +114,16 @@ class TestWorkerOutput < Minitest::Test
     assert_nil read(LIBFUZZER).first.target
   end
 
+  # A worker's note for the user (a note_line) is kept for the supervisor
+  # to show; notes of one kind are one kind whatever file they name.
+  def test_a_workers_notes_are_kept_by_kind
+    note = "code loaded while fuzzing (/x/big.rb and before it) brings ... --map-size=8192"
+    output, = read("#{LIBFUZZER}#{Ruzzy::Campaign.note_line(note)}")
+    assert_equal [note], output.notes
+    assert_equal Ruzzy::Campaign.note_kind(note), Ruzzy::Campaign.note_kind(note.sub("/x/big", "/y/other"))
+    assert_empty read(LIBFUZZER).first.notes
+  end
+
   # libFuzzer prints a progress line only for new coverage and at powers of
   # two: a target that finds nothing new (every input raises) would show
   # no executions for minutes. The worker's own count fills the gap.

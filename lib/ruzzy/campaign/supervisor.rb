@@ -164,7 +164,7 @@ module Ruzzy
         @workers.signal("KILL") if @stop_at && now > @stop_at
         @corpus_clock.watch(@workers.corpus_dir)
         @corpus_clock.tick
-        show_target
+        show_announcements
         show_status
       end
 
@@ -239,14 +239,8 @@ module Ruzzy
         status
       end
 
-      # Shows, once, what the target said when it started (`ruzzy rack`'s
-      # routes), as a worker announced it.
-      def show_target
-        return if @target_shown || @workers.target.nil?
-
-        @target_shown = true
-        @display.news(@workers.target)
-      end
+      # Shows what the workers announced (Workers#new_announcements).
+      def show_announcements = @workers.new_announcements.each { |text| @display.news(text) }
 
       # Shows the status line and logs progress when either is due (+ended+:
       # the campaign ended, its last numbers are logged).

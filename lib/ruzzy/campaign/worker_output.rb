@@ -56,6 +56,8 @@ module Ruzzy
       attr_reader :corpus_dir
       # What the worker's target said when it started (target_line), or nil.
       attr_reader :target
+      # The notes the worker printed (note_line), in order.
+      attr_reader :notes
 
       # +log+: the campaign log. +artifacts+: the worker's artifacts
       # directory (its -artifact_prefix), +slow_units+ where the campaign
@@ -66,6 +68,7 @@ module Ruzzy
         @report = []
         @progress = nil
         @initialised = false
+        @notes = []
         @artifacts = artifacts && WorkerOutput.named(artifacts, slow_units)
         @held = nil
       end
@@ -151,6 +154,8 @@ module Ruzzy
           @corpus_dir = dir
         elsif (target = Campaign.parse_target(line))
           @target = target
+        elsif (note = Campaign.parse_note(line))
+          @notes << note
         elsif (announced = Campaign.parse_new_group(line))
           @report.clear
           yield announced

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "set"
 require_relative "worker"
 
 module Ruzzy
@@ -14,7 +15,7 @@ module Ruzzy
       # How many workers were started, the executions of those that ended;
       # the corpus directory a fuzz test's worker announced (nil until one
       # did).
-      attr_reader :started, :executions, :corpus_dir, :target
+      attr_reader :started, :executions, :corpus_dir
 
       # Workers of the campaign whose findings directory is +findings+,
       # writing into +log+, leaving artifacts in +artifacts+/<number>/.
@@ -25,6 +26,8 @@ module Ruzzy
         @running = {}
         @started = 0
         @executions = 0
+        @ended_notes = []
+        @note_kinds = Set.new
       end
 
       # Starts the next worker, running the command the block returns for
@@ -54,11 +57,25 @@ module Ruzzy
           @running.delete(io)
           worker.wait
           @executions += worker.executions
+          @ended_notes.concat(worker.output.notes)
           remember(worker.output)
           worker.output.log("<== worker #{worker.index}: pid #{worker.pid} #{worker.ended} " \
                             "after #{worker.executions} executions\n")
           worker
         end
+      end
+
+      # What the workers announced that was not returned before: what the
+      # target said when it started (`ruzzy rack`'s routes), once, and the
+      # notes they printed (running, or ended since the last call), each
+      # kind once (Campaign.note_kind).
+      def new_announcements
+        target = @target unless @target_returned
+        @target_returned ||= !target.nil?
+        notes = @ended_notes + @running.each_value.flat_map { |worker| worker.output.notes }
+        @ended_notes = []
+        fresh = notes.select { |note| @note_kinds.add?(Campaign.note_kind(note)) }
+        [*target, *fresh.map { |note| "ruzzy: #{note}" }]
       end
 
       # Sends +signal+ to every running worker.

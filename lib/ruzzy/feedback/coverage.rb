@@ -1,15 +1,17 @@
 # frozen_string_literal: true
 
 # Every file of lib/ruzzy/feedback/ stands on one floor (docs/architecture.md); this line is theirs:
-# May use: error, name_list, native, own_files, settings.
+# May use: campaign_protocol, error, name_list, native, own_files, settings.
 
 require "coverage"
+require_relative "../campaign_protocol"
 require_relative "../error"
 require_relative "../native"
 require_relative "../own_files"
 require_relative "../settings"
 require_relative "compare_hooks"
 require_relative "literal_dictionary"
+require_relative "pending_autoloads"
 
 module Ruzzy
   # Ruby coverage for the fuzzer: turns on the interpreter's line and branch
@@ -49,22 +51,24 @@ module Ruzzy
     end
 
     # Sizes a map started without map_size to the instrumented code loaded
-    # so far (two counters per executable line or branch arm, within
-    # Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it after
-    # every input. Every process running the same harness gets the same
-    # size, so counter ids agree across -fork, -jobs and -merge. Returns the
-    # number of counters, or nil when there is nothing to fit. +fuzzing+:
-    # whether inputs are generated (not only files replayed), when code
-    # loaded later that outgrows the map is worth a note.
+    # so far and the instrumented files its autoloads will load
+    # (PendingAutoloads; two counters per executable line or branch arm,
+    # within Ruzzy::FITTED_MAP_SIZES), before libFuzzer starts scanning it
+    # after every input. Every process running the same harness gets the
+    # same size, so counter ids agree across -fork, -jobs and -merge.
+    # Returns the number of counters, or nil when there is nothing to fit.
+    # +fuzzing+: whether inputs are generated (not only files replayed),
+    # when code loaded later that outgrows the map is worth a note.
     def fit_map(fuzzing: true)
       return nil unless info&.fetch(:fitted)
 
       units = instrumented_units
-      size = Ruzzy::Native._fit_coverage(units)
+      autoloaded = units ? autoloaded_paths : []
+      later = autoloaded.sum { |path| code_lines(path) }
+      size = Ruzzy::Native._fit_coverage(units && (units + later))
       if size
-        what = units ? "#{units} lines and branch arms of instrumented code" : "code of unknown size"
-        warn "INFO: ruzzy: #{size} edge counters for #{what} (--map-size=N to change)"
-        watch_late_code(size, units) if units && fuzzing
+        warn "INFO: ruzzy: #{size} edge counters for #{fitted_code(units, later)} (--map-size=N to change)"
+        watch_late_code(size, units + later, autoloaded) if units && fuzzing
       end
       size
     end
@@ -164,22 +168,42 @@ module Ruzzy
       end
     end
 
+    # What fit_map fitted the map to: +units+ (nil: not known) and +later+
+    # lines in the files autoloads will load.
+    def fitted_code(units, later)
+      return "code of unknown size" unless units
+
+      "#{units} lines and branch arms of instrumented code" \
+        "#{" and #{later} lines in the files its autoloads will load" if later.positive?}"
+    end
+
+    # The instrumented files that the autoloads instrumented code
+    # registered so far will load.
+    def autoloaded_paths
+      instrumented = ->(path) { Ruzzy::Native._instrumented_path?(path) }
+      PendingAutoloads.paths(&instrumented).select(&instrumented)
+    end
+
     # Code loaded while fuzzing (a library required on first use) shares
-    # the counters fitted to the code loaded before: says so, once, when it
-    # outgrows them, with the size that would fit.
-    def watch_late_code(size, units)
+    # the counters fitted to the code loaded before and to the files
+    # +counted+ already (autoloaded_paths): says so, once, when it outgrows
+    # them, with the size that would fit.
+    def watch_late_code(size, units, counted)
+      counted = counted.to_set
       @late_code&.disable
       @late_code = TracePoint.new(:script_compiled) do |point|
         path = point.eval_script ? nil : point.instruction_sequence&.absolute_path
-        next unless path && Ruzzy::Native._instrumented_path?(path)
+        next unless path && Ruzzy::Native._instrumented_path?(path) && !counted.include?(path)
 
         units += code_lines(path)
         fitting = Ruzzy::Native._fitted_map_size(units)
         next if fitting <= size
 
-        warn "INFO: ruzzy: code loaded while fuzzing (#{path} and before it) brings the instrumented code " \
-             "to #{units} lines and branch arms, more than #{size} edge counters hold well: " \
-             "require it before Ruzzy.fuzz, or --map-size=#{fitting}"
+        note = "code loaded while fuzzing (#{path} and before it) brings the instrumented code " \
+               "to #{units} lines and branch arms, more than #{size} edge counters hold well: " \
+               "require it before Ruzzy.fuzz, or --map-size=#{fitting}"
+        warn "INFO: ruzzy: #{note}"
+        warn Campaign.note_line(note) if ENV.key?(Campaign::ENV_FINDINGS_DIR)
         @late_code.disable
       rescue StandardError
         nil # a note must never become the target's exception
