@@ -85,6 +85,7 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy::CompareHooks.groups" => "true",
     "Ruzzy::Coverage.running?" => "",
     "Ruzzy::LiteralDictionary.environment_setting" => "",
+    "Ruzzy::Coverage::PendingAutoloads.paths" => "",
     # findings/
     "Ruzzy::Findings.context" => "",
     "Ruzzy::Findings::NoHangWatch.ready_to_name?" => "",
