@@ -46,7 +46,10 @@ module Ruzzy
 
       setup_interpreter_coverage
       started = Ruzzy::Native._start_coverage(map_size, includes, excludes)
-      LiteralDictionary.start if started
+      if started
+        @compiled_before = compiled_files.to_set
+        LiteralDictionary.start
+      end
       started
     end
 
@@ -63,7 +66,7 @@ module Ruzzy
       return nil unless info&.fetch(:fitted)
 
       units = instrumented_units
-      autoloaded = units ? autoloaded_paths : []
+      autoloaded = units ? PendingAutoloads.instrumented(@compiled_before || Set.new) : []
       later = autoloaded.sum { |path| code_lines(path) }
       size = Ruzzy::Native._fit_coverage(units && (units + later))
       if size
@@ -177,17 +180,10 @@ module Ruzzy
         "#{" and #{later} lines in the files its autoloads will load" if later.positive?}"
     end
 
-    # The instrumented files that the autoloads instrumented code
-    # registered so far will load.
-    def autoloaded_paths
-      instrumented = ->(path) { Ruzzy::Native._instrumented_path?(path) }
-      PendingAutoloads.paths(&instrumented).select(&instrumented)
-    end
-
     # Code loaded while fuzzing (a library required on first use) shares
     # the counters fitted to the code loaded before and to the files
-    # +counted+ already (autoloaded_paths): says so, once, when it outgrows
-    # them, with the size that would fit.
+    # +counted+ already (PendingAutoloads.instrumented): says so, once,
+    # when it outgrows them, with the size that would fit.
     def watch_late_code(size, units, counted)
       counted = counted.to_set
       @late_code&.disable

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "set"
+require_relative "../native"
 
 module Ruzzy
   module Coverage
@@ -23,6 +24,16 @@ module Ruzzy
       # registers a dozen of its own files before any harness runs).
       def paths(&)
         features(&).filter_map { |feature| resolve(feature) }.uniq.sort
+      end
+
+      # The instrumented files (Native._instrumented_path?) that the
+      # autoloads registered so far will load, of those registered by code
+      # loaded after coverage started (a library's own; Zeitwerk's, for a
+      # Rails app's classes), not by the files +compiled_before+ it
+      # (RubyGems registers a dozen of its own files, which no target uses).
+      def instrumented(compiled_before)
+        paths { |registered_in| !compiled_before.include?(registered_in) }
+          .select { |path| Ruzzy::Native._instrumented_path?(path) }
       end
 
       # The features (`autoload :Html, "kramdown/parser/html"`: the second
