@@ -32,4 +32,17 @@ class TestCampaignDisplay < Minitest::Test
     assert_match(/\A\[00:00:31\] 200 execs .*\(no input finished for 21 s: /, lines[2])
     refute_match(/no input finished/, lines[3], "inputs finish again")
   end
+
+  # The summary says where the slow inputs a campaign kept are, and that
+  # they are not hangs: only the log named them before.
+  def test_the_summary_names_the_slow_inputs_kept
+    out = StringIO.new
+    display(out, [0]).summary([], [], "ruzzy-findings", slow: 2)
+    assert_equal ["", "ruzzy: no findings",
+                  "ruzzy: 2 slow input(s) in ruzzy-findings/slow-units/, not hangs (each finished within the hang " \
+                  "threshold): campaign.log says how long each ran"], out.string.lines.map(&:chomp)
+    out = StringIO.new
+    display(out, [0]).summary([], [], "ruzzy-findings")
+    refute_match(/slow/, out.string)
+  end
 end

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../campaign_protocol"
+
 module Ruzzy
   module Campaign
     # What a person watching a campaign sees: a status line (rewritten in
@@ -70,16 +72,21 @@ module Ruzzy
       end
 
       # The table of +groups+ (Findings::Store::Group), +fresh+ naming those
-      # first seen in this campaign.
-      def summary(groups, fresh, dir)
+      # first seen in this campaign, and how many +slow+ inputs the findings
+      # directory +dir+ keeps (SLOW_UNITS).
+      def summary(groups, fresh, dir, slow: 0)
         news("")
         if groups.empty?
           news("ruzzy: no findings")
-          return
+        else
+          news("ruzzy: #{groups.sum(&:findings)} finding(s) in #{groups.size} group(s), in #{dir}/:")
+          Display.table(groups, fresh).each { |line| news(line) }
+          news("  (* new in this run)  ruzzy findings #{dir} show GROUP | replay | minimise GROUP")
         end
-        news("ruzzy: #{groups.sum(&:findings)} finding(s) in #{groups.size} group(s), in #{dir}/:")
-        Display.table(groups, fresh).each { |line| news(line) }
-        news("  (* new in this run)  ruzzy findings #{dir} show GROUP | replay | minimise GROUP")
+        return unless slow.positive?
+
+        news("ruzzy: #{slow} slow input(s) in #{dir}/#{SLOW_UNITS}/, not hangs (each finished within the " \
+             "hang threshold): campaign.log says how long each ran")
       end
 
       # The lines of a table of +groups+, those named in +fresh+ marked.

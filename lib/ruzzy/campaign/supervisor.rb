@@ -87,7 +87,8 @@ module Ruzzy
         @store.flush
         groups = found_now
         @display.totals(@workers.executions, now - @started, @workers.started, @count)
-        @display.summary(groups, groups.map(&:name) - @before.keys, ShownPath.of(@store.dir))
+        slow = Dir.glob(File.join(@store.dir, SLOW_UNITS, "*")).size
+        @display.summary(groups, groups.map(&:name) - @before.keys, ShownPath.of(@store.dir), slow:)
         return EXIT_FINDING unless groups.empty?
 
         @interrupted ? EXIT_INTERRUPTED : status
