@@ -72,12 +72,16 @@ class TestMinimiser < Minitest::Test
   end
 
   # "met another bug" says whose size it gives: the input met, or the new
-  # group's (the same input), never a size the group on file does not have.
+  # group's (the same input), never a size the group on file does not have;
+  # and when it was raised where the group being minimised was.
   def test_another_bug_met_says_whose_size_it_gives
-    identity = Struct.new(:group, :title).new("exception-0123456789", "KeyError: k")
-    other = ->(outcome) { Minimiser::Other.new(identity:, bytes: 14, outcome:).to_s }
+    identity = Struct.new(:group, :title, :site).new("exception-0123456789", "KeyError: k", "list.rb:170")
+    other = ->(outcome, site = nil) { Minimiser::Other.new(identity:, bytes: 14, outcome:, site:).to_s }
     assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes)", other.call(:new)
     assert_equal "exception-0123456789 KeyError: k (on file already, with an input no larger; met with 14 bytes)",
-                 other.call(:repeat)
+                 other.call(:repeat, "list.rb:9")
+    # One line raising for two callers is two groups, often one bug: said.
+    assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes; raised at list.rb:170 too, " \
+                 "by other callers: maybe the same bug)", other.call(:new, "list.rb:170")
   end
 end

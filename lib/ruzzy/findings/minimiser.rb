@@ -74,15 +74,19 @@ module Ruzzy
         end
       end
       # A smaller input that failed another way: its +identity+, its size
-      # (+bytes+) and what the store made of it (+outcome+: Store#record's).
-      Other = Struct.new(:identity, :bytes, :outcome, keyword_init: true) do
+      # (+bytes+), what the store made of it (+outcome+: Store#record's),
+      # and the site of the group being minimised (+site+, or nil): an
+      # exception raised there too, by another caller, is often the same
+      # bug (grouped apart by its frames, as ClusterFuzz groups them).
+      Other = Struct.new(:identity, :bytes, :outcome, :site, keyword_init: true) do
         def to_s
           filed = case outcome
                   when :new then "a new group, #{bytes} bytes"
                   when :smaller then "a smaller input for its group, #{bytes} bytes"
                   else "on file already, with an input no larger; met with #{bytes} bytes"
                   end
-          "#{identity.group} #{identity.title} (#{filed})"
+          same = site && identity.site == site ? "; raised at #{site} too, by other callers: maybe the same bug" : ""
+          "#{identity.group} #{identity.title} (#{filed}#{same})"
         end
       end
       # How minimising ended: +stop+, or +failure+ (the output of a round
@@ -219,7 +223,8 @@ module Ruzzy
           @store.offer_smaller(identity, input, report)
           return true
         end
-        other = Other.new(identity:, bytes: input.bytesize, outcome: @store.record(identity, input, report))
+        other = Other.new(identity:, bytes: input.bytesize, outcome: @store.record(identity, input, report),
+                          site: @group.site)
         yield other if block_given?
         false
       end
