@@ -4,6 +4,7 @@
 # May use: campaign_protocol, error, name_list, native, own_files, settings.
 
 require "coverage"
+require "set"
 require_relative "../campaign_protocol"
 require_relative "../error"
 require_relative "../native"
