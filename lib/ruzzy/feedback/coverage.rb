@@ -40,7 +40,8 @@ module Ruzzy
     # pattern matches paths that contain it ("lib/mygem/").
     def start(include: [], exclude: [], map_size: nil)
       includes = patterns(include, "include")
-      excludes = patterns(exclude, "exclude") + [OWN_FILES] + compiled_files
+      compiled = compiled_files
+      excludes = patterns(exclude, "exclude") + [OWN_FILES] + compiled
       unless map_size.nil? || (map_size.is_a?(Integer) && map_size.between?(64, 1 << 26))
         raise InvalidArgumentsError, "map_size must be an Integer from 64 to #{1 << 26}, got #{map_size.inspect}"
       end
@@ -48,7 +49,7 @@ module Ruzzy
       setup_interpreter_coverage
       started = Ruzzy::Native._start_coverage(map_size, includes, excludes)
       if started
-        @compiled_before = compiled_files.to_set
+        @compiled_before = compiled.to_set
         LiteralDictionary.start
       end
       started
