@@ -139,6 +139,8 @@ module Ruzzy
 
       command = subcommand(harness, harness_args)
       return command.run if command
+
+      CommandOptions.warn_misplaced(options { nil }, harness_args, @err)
       return run_campaign(harness, harness_args) if @findings_dir
 
       @sanitizer ||= "address" if subcommand?(harness, "dummy")

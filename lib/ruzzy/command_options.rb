@@ -138,6 +138,21 @@ module Ruzzy
       end
     end
 
+    # Says each of +parser+'s options in +args+ (a harness's arguments)
+    # that goes to libFuzzer, which ignores it (all of them, or those after
+    # a "--", before which they are the harness's own), on +err+: the run
+    # would otherwise go on quietly without it.
+    def warn_misplaced(parser, args, err)
+      to_engine = args.include?("--") ? args.drop(args.index("--") + 1) : args
+      to_engine.each do |word|
+        name = word[/\A--([^=]+)/, 1] or next
+        next unless [name, name.delete_prefix("no-")].any? { |long| parser.top.search(:long, long) }
+
+        err.puts "ruzzy: #{word} comes after the harness, where it goes to libFuzzer, which ignores it: " \
+                 "ruzzy's options go before the harness (ruzzy [options] #{word} HARNESS ...)"
+      end
+    end
+
     def prefix(parser)
       parser.program_name == "ruzzy" ? "" : "#{parser.program_name}: "
     end

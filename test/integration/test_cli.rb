@@ -50,6 +50,24 @@ class TestCli < Minitest::Test
                  result.stderr)
   end
 
+  # After the harness, ruzzy's options would go to libFuzzer, which
+  # ignores them: the run would go on without the user's --ignore.
+  def test_a_ruzzy_option_after_the_harness_says_where_it_goes
+    in_tmpdir do |dir|
+      write_harness(dir, "Ruzzy.fuzz(->(data) { nil })")
+      result = ruzzy("harness.rb", "--ignore=TypeError", "--no-compare-hooks", "--own", "-runs=1", chdir: dir)
+      assert_exit 0, result
+      said = result.stderr.scan(/^ruzzy: (--\S+) comes after the harness, where it goes to libFuzzer, which ignores/)
+      assert_equal [["--ignore=TypeError"], ["--no-compare-hooks"]], said, result.stderr
+      assert_match(/ruzzy's options go before the harness \(ruzzy \[options\] --ignore=TypeError HARNESS \.\.\.\)$/,
+                   result.stderr)
+      # Before a "--", the harness's own arguments; after it, libFuzzer's.
+      split = ruzzy("harness.rb", "--workers=2", "--", "-runs=1", "--keep-going", chdir: dir)
+      assert_exit 0, split
+      assert_equal ["--keep-going"], split.stderr.scan(/^ruzzy: (--\S+) comes after the harness/).flatten, split.stderr
+    end
+  end
+
   def test_bad_map_size_is_a_usage_error
     result = ruzzy("--map-size=lots", "x.rb")
     assert_exit 2, result
