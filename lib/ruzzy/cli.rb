@@ -149,7 +149,7 @@ module Ruzzy
       command = HARNESS_COMMANDS.find { |word, _| subcommand?(harness, word) }&.last
       command ? send(command, harness_args) : run_harness(harness, harness_args)
     rescue UsageError, Ruzzy::Error => e
-      @err.puts "ruzzy: #{e.message}"
+      @err.puts CommandOptions.said(e)
       @err.puts "Run `ruzzy --help` for usage."
       EXIT_USAGE
     end

@@ -153,6 +153,10 @@ module Ruzzy
       end
     end
 
+    # +error+'s message as ruzzy says it: a subcommand's names it already
+    # ("ruzzy findings: ...").
+    def said(error) = error.message.start_with?("ruzzy ") ? error.message : "ruzzy: #{error.message}"
+
     def prefix(parser)
       parser.program_name == "ruzzy" ? "" : "#{parser.program_name}: "
     end

@@ -67,12 +67,14 @@ module Ruzzy
 
     # The Server of +app+: `bin/rails server` for the Rails application,
     # `ruby app.rb` for a classic Sinatra app, rackup for any other (a
-    # config.ru, a modular Sinatra app).
+    # config.ru; for a named class, such as a modular Sinatra app, one that
+    # runs it, which its file may not have).
     def server(app)
       return Server.new("bin/rails server", 3000) if rails_application?(app)
       return Server.new("ruby app.rb", 4567) if defined?(::Sinatra::Application) && app.equal?(::Sinatra::Application)
 
-      Server::RACKUP
+      named = app.is_a?(Module) && app.name
+      named ? Server.new("rackup with a config.ru of `run #{app.name}`", Server::RACKUP.port) : Server::RACKUP
     end
 
     def rails_application?(app)

@@ -368,7 +368,7 @@ class TestCampaign < Minitest::Test
       File.write(File.join(dir, "input"), "x")
       assert_match(/--keep-going takes corpus directories, not input files/,
                    ruzzy("--keep-going", "harness.rb", "input", chdir: dir).tap { |r| assert_exit 2, r }.stderr)
-      assert_match(/no findings directory nowhere/,
+      assert_match(/\Aruzzy findings: no findings directory nowhere$/,
                    ruzzy("findings", "nowhere", chdir: dir).tap { |r| assert_exit 2, r }.stderr)
     end
   end

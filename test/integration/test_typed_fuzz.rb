@@ -30,8 +30,8 @@ class TestTypedFuzz < Minitest::Test
     in_tmpdir do |dir|
       result = solve(dir, "typed_request", runs(3_000_000))
       assert_exit 77, result
-      assert_match(%r{ruzzy: the arguments of this finding, shrunk in \d+ calls:\nruzzy fuzz v1\n8080\n"/etc/"\ntrue\n},
-                   result.stderr)
+      shrunk = %r{ruzzy: the arguments of this finding, shrunk in \d+ calls?:\nruzzy fuzz v1\n8080\n"/etc/"\ntrue\n}
+      assert_match(shrunk, result.stderr)
       assert_match(%r{RuntimeError: reached /etc/ on port 8080}, result.stderr)
       crash = Dir[File.join(dir, "crash-*")].first
       refute_nil crash
@@ -47,7 +47,7 @@ class TestTypedFuzz < Minitest::Test
     in_tmpdir do |dir|
       result = ruzzy(File.join(EXAMPLES, "typed", "ldap_filter.rb"), "-seed=1", "-runs=1000", chdir: dir)
       assert_exit 77, result
-      assert_match(/shrunk in \d+ calls:\nruzzy fuzz v1\n"cn"\n""\n/, result.stderr)
+      assert_match(/shrunk in \d+ calls?:\nruzzy fuzz v1\n"cn"\n""\n/, result.stderr)
       assert_match(/Net::LDAP::FilterSyntaxInvalidError: Invalid filter syntax/, result.stderr)
     end
   end

@@ -75,13 +75,23 @@ class TestMinimiser < Minitest::Test
   # group's (the same input), never a size the group on file does not have;
   # and when it was raised where the group being minimised was.
   def test_another_bug_met_says_whose_size_it_gives
-    identity = Struct.new(:group, :title, :site).new("exception-0123456789", "KeyError: k", "list.rb:170")
-    other = ->(outcome, site = nil) { Minimiser::Other.new(identity:, bytes: 14, outcome:, site:).to_s }
+    identity = Struct.new(:group, :title, :site, :token).new("exception-0123456789", "KeyError: k", "list.rb:170",
+                                                             "KeyError--parse--run")
+    group = Struct.new(:site, :token)
+    other = lambda do |outcome, site = nil, token = "KeyError--list--run", bytes: 14|
+      Minimiser::Other.new(identity:, bytes:, outcome:, group: group.new(site, token)).to_s
+    end
     assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes)", other.call(:new)
     assert_equal "exception-0123456789 KeyError: k (on file already, with an input no larger; met with 14 bytes)",
                  other.call(:repeat, "list.rb:9")
+    assert_equal "exception-0123456789 KeyError: k (on file already, with an input no larger; met with 1 byte)",
+                 other.call(:repeat, bytes: 1)
     # One line raising for two callers is two groups, often one bug: said.
     assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes; raised at list.rb:170 too, " \
                  "by other callers: maybe the same bug)", other.call(:new, "list.rb:170")
+    # Another exception on that line (Integer() raising TypeError or
+    # ArgumentError) is not "other callers".
+    assert_equal "exception-0123456789 KeyError: k (a new group, 14 bytes; another exception raised at list.rb:170: " \
+                 "maybe the same bug)", other.call(:new, "list.rb:170", "TypeError--list--run")
   end
 end

@@ -141,11 +141,14 @@ class TestWeb < Minitest::Test
       require "sinatra/base"
       require "ruzzy"
       class Modular < Sinatra::Base; end
-      print Ruzzy::Web.server(Sinatra::Application).url, " ", Ruzzy::Web.server(Modular).url
+      print Ruzzy::Web.server(Sinatra::Application).url, " ", Ruzzy::Web.server(Modular).url, "\n",
+            Ruzzy::Web.server(Modular)
     RUBY
     out = run_command(RbConfig.ruby, "-e", script)
     assert_exit 0, out
-    assert_equal "http://localhost:4567 http://localhost:9292", out.stdout
+    # A modular app's file need not have a config.ru beside it: said.
+    assert_equal "http://localhost:4567 http://localhost:9292\nrackup with a config.ru of `run Modular`, port 9292",
+                 out.stdout
   end
 
   def test_the_rack_test_snippet_runs

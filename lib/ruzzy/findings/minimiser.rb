@@ -78,16 +78,27 @@ module Ruzzy
       # and the site of the group being minimised (+site+, or nil): an
       # exception raised there too, by another caller, is often the same
       # bug (grouped apart by its frames, as ClusterFuzz groups them).
-      Other = Struct.new(:identity, :bytes, :outcome, :site, keyword_init: true) do
+      Other = Struct.new(:identity, :bytes, :outcome, :group, keyword_init: true) do
         def to_s
+          size = "#{bytes} byte#{"s" unless bytes == 1}"
           filed = case outcome
-                  when :new then "a new group, #{bytes} bytes"
-                  when :smaller then "a smaller input for its group, #{bytes} bytes"
-                  else "on file already, with an input no larger; met with #{bytes} bytes"
+                  when :new then "a new group, #{size}"
+                  when :smaller then "a smaller input for its group, #{size}"
+                  else "on file already, with an input no larger; met with #{size}"
                   end
-          same = site && identity.site == site ? "; raised at #{site} too, by other callers: maybe the same bug" : ""
-          "#{identity.group} #{identity.title} (#{filed}#{same})"
+          "#{identity.group} #{identity.title} (#{filed}#{same_site})"
         end
+
+        # The group's own line, where another exception (or the same one,
+        # through other callers) may be the same bug.
+        def same_site
+          return "" unless group.site && identity.site == group.site
+          return "; raised at #{group.site} too, by other callers: maybe the same bug" if same_class?
+
+          "; another exception raised at #{group.site}: maybe the same bug"
+        end
+
+        def same_class? = identity.token.split("--").first == group.token.to_s.split("--").first
       end
       # How minimising ended: +stop+, or +failure+ (the output of a round
       # that ran no input, or failed and wrote none) when it could not go on.
@@ -224,7 +235,7 @@ module Ruzzy
           return true
         end
         other = Other.new(identity:, bytes: input.bytesize, outcome: @store.record(identity, input, report),
-                          site: @group.site)
+                          group: @group)
         yield other if block_given?
         false
       end

@@ -122,7 +122,7 @@ module Ruzzy
         end
         text = @arguments.dump(shrunk)
         saved = @on_finding&.call(text)
-        $stderr.write("ruzzy: the arguments of this finding, shrunk in #{calls} calls" \
+        $stderr.write("ruzzy: the arguments of this finding, shrunk in #{calls} call#{"s" unless calls == 1}" \
                       "#{saved ? " (saved as #{saved})" : ""}:\n#{text}#{shrunk_description(shrunk, bug)}")
       rescue StandardError => e
         $stderr.write("ruzzy: could not shrink or save the arguments of this finding: #{e.class}: #{e.message}\n")
