@@ -39,6 +39,19 @@ class TestFaults < Minitest::Test
     end
   end
 
+  # glibc's assert() names the program as a plain `ruby harness.rb` does,
+  # not by the tail of the title `$0 =` wrote over argv[0].
+  def test_a_failed_assert_in_a_c_extension_names_the_program_ruby
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, "require_relative 'faults'\nRuzzy.fuzz(->(data) { Faults.assert(data); nil })")
+      File.write(File.join(dir, "assert"), "A")
+      result = ruzzy("harness.rb", "assert", chdir: dir)
+      assert_exit 77, result
+      assert_match(/^ruby: \S*faults\.c:\d+: faults_assert: Assertion `.*' failed\.$/, result.stderr)
+    end
+  end
+
   %w[SEGV ABRT].each do |signal|
     define_method("test_#{signal.downcase}_sent_by_the_target") do
       in_tmpdir do |dir|

@@ -75,6 +75,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     // SAFETY: an empty C function; calling it keeps engine/sanitizer_callbacks.c
     // linked in, which the bundled libFuzzer's weak references need.
     unsafe { ruzzy_link_sanitizer_callbacks() };
+    process::program_name::keep();
     findings::crash_frames::register_with_preload();
     findings::reproduce::register_with_asan();
     findings::reproduce::register_with_preload();

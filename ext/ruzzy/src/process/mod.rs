@@ -5,7 +5,8 @@
 //! `-timeout`); the inputs run and libFuzzer's final statistics
 //! ([`run_stats`]); the only output that is safe in a signal handler
 //! ([`output`]); how long the calling thread has waited for a core
-//! ([`run_delay`]); and what a panic in ruzzy's own code does
+//! ([`run_delay`]); the name the C library prints for it
+//! ([`program_name`]); and what a panic in ruzzy's own code does
 //! ([`internal_error`]).
 //!
 //! Nothing here calls a subsystem above it: where a report needs more (the
@@ -20,6 +21,7 @@
 pub mod internal_error;
 pub mod libfuzzer;
 pub mod output;
+pub mod program_name;
 pub mod run_delay;
 pub mod run_stats;
 pub mod target_state;
