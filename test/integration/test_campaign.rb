@@ -394,6 +394,37 @@ class TestCampaign < Minitest::Test
     end
   end
 
+  # A target that keeps state from one input to the next ends each worker
+  # on another input of the corpus, after the one that broke it: the
+  # campaign gives up saying that the inputs it moved may pass alone, as
+  # they do, and how to tell.
+  def test_workers_ended_by_state_an_earlier_input_left_say_so
+    in_tmpdir do |dir|
+      build_plain_extension(dir)
+      write_harness(dir, <<~RUBY)
+        require_relative "faults"
+        $broken = false
+        Ruzzy.fuzz(lambda do |data|
+          $broken = true if data.start_with?("B")
+          Faults.segv("S") if $broken && data.start_with?("C")
+          nil
+        end)
+      RUBY
+      corpus = File.join(dir, "corpus")
+      FileUtils.mkdir_p(corpus)
+      File.write(File.join(corpus, "break"), "B")
+      %w[C1 C2 C3 C4].each { |input| File.write(File.join(corpus, input), input) }
+      result = ruzzy("--keep-going", "--workers=1", "harness.rb", "corpus", "-seed=1", "-max_total_time=30", chdir: dir)
+      assert_exit 77, result
+      assert_match(/^ruzzy: 3 workers in a row ended before fuzzing started, each on another input of the corpus, /,
+                   result.stderr)
+      assert_match(/If they pass alone \(ruzzy findings ruzzy-findings replay\), the target keeps state from one /,
+                   result.stderr)
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_match(/passes now/, replay.stdout, "the moved inputs pass alone")
+    end
+  end
+
   # The same for a fuzz test's corpus, which only its test file names (the
   # supervisor learns it from the worker).
   def test_a_fuzz_tests_corpus_input_that_ends_every_worker_moves_into_its_group

@@ -89,6 +89,19 @@ module Ruzzy
              "hang threshold): campaign.log says how long each ran")
       end
 
+      # Says the campaign ended after +count+ workers in a row ended before
+      # fuzzing started, the last one's +report+. +moved_from+ (the findings
+      # directory) when each ended on an input of the corpus, moved aside in
+      # turn: the cause may be an earlier input, which is said.
+      def gave_up(count, report, moved_from: nil)
+        moved = if moved_from
+                  ", each on another input of the corpus, moved aside in turn. If they pass alone " \
+                    "(ruzzy findings #{moved_from} replay), the target keeps state from one input to the " \
+                    "next (an object shared across calls) that an earlier input left broken"
+                end
+        news("ruzzy: #{count} workers in a row ended before fuzzing started#{moved}; the last one printed:\n#{report}")
+      end
+
       # The lines of a table of +groups+, those named in +fresh+ marked.
       def self.table(groups, fresh = [])
         header = format("  %-22<group>s %6<count>s %7<size>s  %<title>s", group: "GROUP", count: "COUNT",

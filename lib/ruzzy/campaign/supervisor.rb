@@ -78,7 +78,7 @@ module Ruzzy
         @interrupted = false
         @stop_at = nil
         @status = EXIT_OK
-        @startup_failures = 0
+        @startup_streak = []
       end
 
       def run
@@ -190,8 +190,8 @@ module Ruzzy
         return if code == EXIT_OK && filed.zero?
         return stop_campaign(last_worker(code, worker.output)) if filed.zero? && !worker.killed?
 
-        @startup_failures = worker.output.initialised? ? 0 : @startup_failures + 1
-        return stop_campaign(give_up(worker.output)) if @startup_failures >= STARTUP_FAILURES
+        @startup_streak = worker.output.initialised? ? [] : @startup_streak + [filed]
+        return stop_campaign(give_up(worker.output)) if @startup_streak.size >= STARTUP_FAILURES
 
         if filed.zero?
           @display.news("  worker #{worker.index} (pid #{worker.pid}) #{worker.ended}; a new worker takes its place")
@@ -274,9 +274,11 @@ module Ruzzy
         @hang_found ? REPEAT_TIMEOUT : @hang_seconds
       end
 
+      # Ends a campaign whose workers keep ending before fuzzing starts
+      # (Display#gave_up), each on an input of the corpus or not.
       def give_up(output)
-        @display.news("ruzzy: #{STARTUP_FAILURES} workers in a row ended before fuzzing started; " \
-                      "the last one printed:\n#{output.report}")
+        moved = @startup_streak.all?(&:positive?) ? ShownPath.of(@store.dir) : nil
+        @display.gave_up(STARTUP_FAILURES, output.report, moved_from: moved)
         EXIT_HARNESS_ERROR
       end
 
