@@ -420,8 +420,44 @@ class TestCampaign < Minitest::Test
                    result.stderr)
       assert_match(/If they pass alone \(ruzzy findings ruzzy-findings replay\), the target keeps state from one /,
                    result.stderr)
+      assert_match(/^  \[passes alone\]: /, result.stderr, "the campaign ran the moved inputs alone")
       replay = ruzzy("findings", "replay", chdir: dir)
-      assert_match(/passes now/, replay.stdout, "the moved inputs pass alone")
+      assert_match(/passes now, as it did alone in the campaign/, replay.stdout, "the moved inputs pass alone")
+    end
+  end
+
+  # A target that keeps state from one input to the next fails on an input
+  # only because of those before it. The campaign runs each group's input
+  # alone, and says of the one that passes that it is no reproducer: at
+  # once, in its summary, and in `ruzzy findings` list, show and replay.
+  def test_a_group_whose_input_passes_alone_is_said_to
+    in_tmpdir do |dir|
+      write_harness(dir, <<~RUBY)
+        $calls = 0
+        Ruzzy.fuzz(lambda do |data|
+          raise IOError, "stale cache" if ($calls += 1) == 300
+          raise KeyError, "bad key" if data.start_with?("K")
+          nil
+        end)
+      RUBY
+      result = ruzzy("--keep-going", "--workers=1", "harness.rb", "-seed=1", "-runs=#{runs(5000)}", chdir: dir)
+      assert_exit 77, result
+      groups = list_groups(dir).to_h { |group| [group[:title], group] }
+      stale = groups.fetch("IOError: stale cache") { flunk result.stderr }
+      assert_equal "passes", stale[:alone], result.stderr
+      assert_equal "fails", groups.fetch("KeyError: bad key")[:alone], result.stderr
+      assert_match(/^  #{stale[:name]}: its input passed when run by itself: it fails only after other inputs ran /,
+                   result.stderr)
+      assert_match(/IOError: stale cache \[passes alone\]$/, result.stderr)
+      assert_match(/KeyError: bad key$/, result.stderr)
+      assert_match(/^  \[passes alone\]: its input passed when run by itself/, result.stderr)
+
+      assert_match(/IOError: stale cache \[passes alone\]\n.*^  \[passes alone\]: /m,
+                   ruzzy("findings", chdir: dir).stdout)
+      assert_match(/^Its input passed when run by itself: /, ruzzy("findings", "show", stale[:name], chdir: dir).stdout)
+      replay = ruzzy("findings", "replay", chdir: dir)
+      assert_match(/^ok +#{stale[:name]} +passes now, as it did alone in the campaign: /, replay.stdout)
+      assert_empty artifacts(dir), "no crash file outside the findings directory"
     end
   end
 

@@ -2,6 +2,7 @@
 
 require_relative "../test_helper"
 require "ruzzy/campaign/display"
+require "ruzzy/findings/store"
 
 # The status line a person watching a campaign reads: when no input has
 # finished for a while (a worker on a slow input, or a hang before its
@@ -44,5 +45,21 @@ class TestCampaignDisplay < Minitest::Test
     out = StringIO.new
     display(out, [0]).summary([], [], "ruzzy-findings")
     refute_match(/slow/, out.string)
+  end
+
+  # A group whose input passed alone is marked in the table, and the mark
+  # said once below it; one that failed alone as filed is not marked.
+  def test_the_table_marks_a_group_whose_input_passed_alone
+    group = Ruzzy::Findings::Store::Group
+    groups = [group.new(name: "exception-1", title: "IOError: stale", findings: 3, bytes: 2, alone: "passes"),
+              group.new(name: "exception-2", title: "KeyError: key", findings: 2, bytes: 1, alone: "fails"),
+              group.new(name: "exception-3", title: "TypeError: t", findings: 1, bytes: 1, alone: "passes")]
+    out = StringIO.new
+    display(out, [0]).summary(groups, [], "ruzzy-findings")
+    lines = out.string.lines.map(&:chomp)
+    assert_equal 2, lines.grep(/ \w+Error: \w+ \[passes alone\]$/).size, out.string
+    assert_equal 1, lines.grep(/KeyError: key$/).size, out.string
+    cause = Ruzzy::Campaign::Display::PASSES_ALONE_CAUSE
+    assert_equal ["  [passes alone]: its input passed when run by itself: #{cause}"], lines.grep(/^  \[/)
   end
 end

@@ -620,6 +620,24 @@ class TestFindings < Minitest::Test
     end
   end
 
+  # What a group's input did run alone belongs to that input: recorded
+  # only while it is still the group's, forgotten when a smaller one
+  # replaces it, kept when a lone run filed it.
+  def test_what_an_input_did_alone_belongs_to_that_input
+    in_tmpdir do |dir|
+      identity = Identity.of_report(TIMEOUT)
+      store = Store.new(dir)
+      store.record(identity, "HANGHANG", "report\n")
+      refute store.note_alone(identity.group, "passes", 4), "another input's check"
+      assert store.note_alone(identity.group, "passes", 8)
+      assert_equal "passes", Store.new(dir).named(identity.group).alone
+      store.record(identity, "HANG", "report\n")
+      assert_nil Store.new(dir).named(identity.group).alone
+      store.record(identity, "HAN", "report\n", alone: "fails")
+      assert_equal "fails", Store.new(dir).named(identity.group).alone
+    end
+  end
+
   # A bug detector's finding is named by the user's frame that made the
   # dangerous call: two SQL injections in two controllers reach SQLite
   # through the same library frames, and are two groups.

@@ -30,9 +30,10 @@ class TestLibFilesLoadAlone < Minitest::Test
     "Ruzzy.guide_equal" => "1, 1, 0",
     "Ruzzy::Guidance.guide_equal" => "1, 1, 0",
     # campaign/, campaign_protocol.rb
+    "Ruzzy::Campaign::AloneCheck.news" => "Struct.new(:group, :outcome).new('g', 'fails'), 'dir'",
     "Ruzzy::Campaign::ArtifactFiling.internal_error_note" => "'log.txt'",
     "Ruzzy::Campaign::CorpusDirs.given" => "['prog']",
-    "Ruzzy::Campaign::Display.title" => "Struct.new(:title, :site).new('t', nil), {}",
+    "Ruzzy::Campaign::Display.title" => "Struct.new(:title, :site, :alone).new('t', nil, nil), {}",
     "Ruzzy::Campaign::HangCheck.news" => "Struct.new(:suspect, :outcome, :detail).new(nil, :not_run, 'x'), 1",
     "Ruzzy::Campaign::ProgressLog.read" => "'/nonexistent'",
     "Ruzzy::Campaign::Worker.count" => "nil, Class.new { def value(_name) = nil }.new",

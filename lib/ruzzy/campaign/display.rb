@@ -10,6 +10,16 @@ module Ruzzy
     # summary table at the end.
     class Display
       LINE_SECONDS = 10
+      # Why an input that failed in a worker passes when run by itself.
+      PASSES_ALONE_CAUSE = "it fails only after other inputs ran in the same process (state kept from one " \
+                           "call to the next) or only now and then"
+      # What a group's input did when run by itself (Store::Group#alone):
+      # the mark the table adds to its title, and what that means.
+      ALONE_MARKS = {
+        "fails" => [nil, "its input failed the same way when run by itself"],
+        "passes" => ["[passes alone]", "its input passed when run by itself: #{PASSES_ALONE_CAUSE}"],
+        "differs" => ["[alone: another bug]", "its input met another finding when run by itself, filed as such"]
+      }.freeze
       TERMINAL_SECONDS = 1
       # Seconds without an input finished after which the status line says
       # so (workers report their counts every few seconds).
@@ -82,6 +92,7 @@ module Ruzzy
           news("ruzzy: #{groups.sum(&:findings)} finding(s) in #{groups.size} group(s), in #{dir}/:")
           Display.table(groups, fresh).each { |line| news(line) }
           news("  (* new in this run)  ruzzy findings #{dir} show GROUP | replay | minimise GROUP")
+          Display.alone_notes(groups).each { |line| news(line) }
         end
         return unless slow.positive?
 
@@ -114,18 +125,26 @@ module Ruzzy
         end
       end
 
-      # +group+'s title, followed by where it was raised when another group
+      # The lines that say what each mark of ALONE_MARKS the table of
+      # +groups+ shows means.
+      def self.alone_notes(groups)
+        ALONE_MARKS.filter_map do |alone, (mark, meaning)|
+          "  #{mark}: #{meaning}" if mark && groups.any? { |group| group.alone == alone }
+        end
+      end
+
+      # +group+'s title (followed by where it was raised when another group
       # shown reads the same or was raised there too (+shared+: such
       # :titles and :sites): two bugs with one message then show two
       # sites, and one bug split in two (one line raising TypeError for one
       # input and NoMethodError for another) shows one site twice. A group
       # filed before sites were kept, or of a kind whose title names its
-      # frames, has no site and shows its title.
+      # frames, has no site and shows its title), then its mark of
+      # ALONE_MARKS if it has one.
       def self.title(group, shared)
-        return group.title unless group.site && (shared[:titles].include?(group.title) ||
-                                                 shared[:sites].include?(group.site))
-
-        "#{group.title} (at #{group.site})"
+        sited = group.site && (shared[:titles].include?(group.title) || shared[:sites].include?(group.site))
+        title = sited ? "#{group.title} (at #{group.site})" : group.title
+        [title, ALONE_MARKS.dig(group.alone, 0)].compact.join(" ")
       end
 
       # The values that occur more than once in +values+.

@@ -205,7 +205,7 @@ module Ruzzy
         hang = Findings.hang?(identity.kind)
         seconds = hang ? ran_for(output) : nil
         report = @reproduction.filed_in(output, from: suspect.path, dir: @store.dir, group: identity.group)
-        filed = @store.record(identity, input, report, seconds:)
+        filed = @store.record(identity, input, report, seconds:, alone: "fails")
         @suspects.confirm(suspect.group, identity.group) if hang
         Result.new(suspect:, outcome: hang ? :hang : :other, identity:, seconds:, filed:)
       end

@@ -12,7 +12,7 @@ require_relative "display"
 require_relative "progress_log"
 require_relative "corpus_dirs"
 require_relative "corpus_clock"
-require_relative "hang_check"
+require_relative "lone_runs"
 require_relative "artifact_filing"
 require_relative "../exit_status"
 require_relative "../findings/store"
@@ -47,7 +47,8 @@ module Ruzzy
     # -timeout, ruzzy's default if not given; campaign.json's
     # "hang_seconds"): whatever a worker stopped as a hang, at whichever
     # limit, is a suspect that HangCheck runs alone, and files only if it
-    # runs over.
+    # runs over. The input of every other group filed runs alone once too
+    # (AloneCheck): one that passes alone is said to.
     class Supervisor
       # Worker starts that end before libFuzzer read the corpus, in a row,
       # after which the campaign gives up.
@@ -135,14 +136,14 @@ module Ruzzy
           @corpus_clock = CorpusClock.new(@corpus.first)
           previous = trap_stop
           begin
-            @hang_check = HangCheck.new(dir: @store.dir, reproduction: @reproduction, seconds: @hang_seconds,
-                                        display: @display, announce: method(:announce)).start
+            @lone_runs = LoneRuns.new(dir: @store.dir, before: @before, reproduction: @reproduction,
+                                      seconds: @hang_seconds, display: @display, announce: method(:announce)).start
             @count.times { start_worker }
             follow_workers until @workers.empty?
-            @hang_check.check_last unless @interrupted
+            @lone_runs.check_last unless @interrupted
             show_status(ended: true)
           ensure
-            @hang_check&.finish(remaining: false)
+            @lone_runs&.stop
             previous.each { |signal, handler| trap(signal, handler) }
             @workers.signal("KILL") # only if an exception ends the campaign early
           end
@@ -161,7 +162,7 @@ module Ruzzy
           FileUtils.rm_rf(worker.artifacts)
           next_step(worker, filed)
         end
-        @hang_check.show
+        @lone_runs.show
         @workers.signal("KILL") if @stop_at && now > @stop_at
         @corpus_clock.watch(@workers.corpus_dir)
         @corpus_clock.tick

@@ -74,7 +74,7 @@ module Ruzzy
         if groups.empty?
           @out.puts "no findings in #{@store.dir}"
         else
-          Campaign::Display.table(groups).each { |line| @out.puts line }
+          [*Campaign::Display.table(groups), *Campaign::Display.alone_notes(groups)].each { |line| @out.puts line }
         end
         EXIT_OK
       end
@@ -83,6 +83,8 @@ module Ruzzy
         @out.puts "#{group.name}: #{group.title}"
         @out.puts "#{group.findings} finding(s) from #{group.first_seen} to #{group.last_seen}; " \
                   "smallest input #{group.bytes} bytes"
+        alone = Campaign::Display::ALONE_MARKS.dig(group.alone, 1)
+        @out.puts "#{alone.sub(/\A./, &:upcase)}." if alone
         @out.puts "", File.read(group.report_path).scrub.gsub(FILED_COMMAND_LINES, ""), ""
         @out.puts "Reproduce: #{reproduction.shell_line(group.input_path)}"
         @out.puts "Minimise:  #{Reproduction.minimise_line(@store.dir, group.name)}"
@@ -224,6 +226,9 @@ module Ruzzy
       # "passes now", with how long the input ran now when the group was
       # a hang (and how long it ran when it was filed, if measured).
       def passes(group, output)
+        if group.alone == "passes"
+          return "passes now, as it did alone in the campaign: #{Campaign::Display::PASSES_ALONE_CAUSE}"
+        end
         return "passes now" unless Findings.hang?(group.kind)
 
         millis = output[/^Executed .* in (\d+) ms$/, 1]

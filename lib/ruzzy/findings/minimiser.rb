@@ -231,11 +231,11 @@ module Ruzzy
         if identity.group == @group.name
           return false unless input.bytesize < bytes
 
-          @store.offer_smaller(identity, input, report)
+          @store.offer_smaller(identity, input, report, alone: "fails")
           return true
         end
-        other = Other.new(identity:, bytes: input.bytesize, outcome: @store.record(identity, input, report),
-                          group: @group)
+        outcome = @store.record(identity, input, report, alone: "fails")
+        other = Other.new(identity:, bytes: input.bytesize, outcome:, group: @group)
         yield other if block_given?
         false
       end

@@ -13,7 +13,8 @@ module Ruzzy
     # same identity (Identity#group), holding the smallest input seen so far
     # (`input`), its report (`report.txt`) and what is known of the group
     # (`group.json`: kind, token, the title of that input's finding, number
-    # of findings, bytes of the input, first and last seen).
+    # of findings, bytes of the input, first and last seen, what the input
+    # did run alone).
     # `campaign.json` at the top says how to run the harness again.
     #
     # Invariants: every file is written whole (a temporary file renamed
@@ -43,14 +44,19 @@ module Ruzzy
       LOCK = ".lock"
       # Where a new group is written before it is renamed into place.
       STAGING = ".new-group"
+      # What a group's input did run alone (Group#alone): failed as filed,
+      # passed, or met another finding.
+      ALONE = %w[fails passes differs].freeze
 
       # A group as read from disk.
       # +seconds+: how long a hang's input ran alone (nil: not a hang, or
       # filed before that was measured).
       # +site+: where the exception of the input's finding was raised
       # (Identity#site; nil: another kind, or filed before sites were kept).
+      # +alone+: what the input did when run by itself (Campaign::AloneCheck):
+      # one of ALONE, or nil (not checked since it became the group's).
       Group = Struct.new(:name, :kind, :token, :title, :site, :findings, :bytes, :first_seen, :last_seen, :dir,
-                         :seconds, keyword_init: true) do
+                         :seconds, :alone, keyword_init: true) do
         def input_path
           File.join(dir, INPUT)
         end
@@ -76,8 +82,9 @@ module Ruzzy
       # returns :new (the first of its group, in any process), :smaller (a
       # smaller input replaced the group's) or :repeat. +seconds+: how long
       # the input ran alone (a hang's: Campaign::HangCheck measured it),
-      # kept with the input it belongs to.
-      def record(identity, input, report, seconds: nil)
+      # and +alone+ what it did alone (one of ALONE: "fails" when the run
+      # that met it ran it alone), kept with the input they belong to.
+      def record(identity, input, report, seconds: nil, alone: nil)
         name = identity.group
         known = @bytes[name]
         if known && input.bytesize >= known
@@ -101,22 +108,37 @@ module Ruzzy
             write_group(group)
           else
             group.seconds = seconds
-            replace_input(group, identity, input, report)
+            replace_input(group, identity, input, report, alone:)
           end
           @bytes[name] = group.bytes
           outcome
         end
       end
 
-      # Makes +input+ (with its +report+) the input of +identity+'s group if
-      # it is smaller than the one there; returns whether it was.
-      def offer_smaller(identity, input, report)
+      # Makes +input+ (with its +report+, and what it did +alone+ as
+      # #record takes it) the input of +identity+'s group if it is smaller
+      # than the one there; returns whether it was.
+      def offer_smaller(identity, input, report, alone: nil)
         locked do
           group = load_group(identity.group)
           return false unless group && input.bytesize < group.bytes.to_i
 
-          replace_input(group, identity, input, report)
+          replace_input(group, identity, input, report, alone:)
           @bytes[group.name] = group.bytes
+          true
+        end
+      end
+
+      # Records that the input of the group +name+ did +alone+ (one of
+      # ALONE) when run by itself, if the group's input is still the one of
+      # +bytes+ bytes that ran; returns whether it was recorded.
+      def note_alone(name, alone, bytes)
+        locked do
+          group = load_group(name)
+          return false unless group && group.bytes == bytes
+
+          group.alone = alone
+          write_group(group)
           true
         end
       end
@@ -202,11 +224,13 @@ module Ruzzy
       end
 
       # Makes +input+, its +report+ and the title and site of its
-      # +identity+ the group's, and writes the group (under the lock).
-      def replace_input(group, identity, input, report)
+      # +identity+ the group's, with what it did +alone+ (nil: not known),
+      # and writes the group (under the lock).
+      def replace_input(group, identity, input, report, alone: nil)
         group.bytes = input.bytesize
         group.title = identity.title
         group.site = identity.site
+        group.alone = alone
         return write_new_group(group, input, report) unless File.directory?(group.dir)
 
         write(File.join(group.dir, INPUT), input)
