@@ -230,6 +230,29 @@ class TestFindings < Minitest::Test
     assert_nil trace.finish(2), "another input was not followed"
   end
 
+  # After libFuzzer's alarm, ruzzy's own code runs on the fuzzing thread on
+  # top of the target's stack, and the watch may start following then: the
+  # returns of ruzzy's code, and any within HangTrace#unseen, are not the
+  # hang's (seen, they named a hang by where the alarm stopped it).
+  def test_the_hang_trace_does_not_see_ruzzys_own_returns
+    helpers = Module.new do
+      module_function
+
+      def step(value) = value + 1
+    end
+    trace = Ruzzy::Engine::HangTrace.new(Thread.current)
+    # Nothing but ruzzy's methods and C calls from here to the first look.
+    trace.follow(1)
+    Ruzzy::Findings.hang?("timeout")
+    trace.unseen { helpers.step(1) }
+    before = trace.frames(1)
+    helpers.step(1)
+    after = trace.frames(1)
+    trace.finish(1)
+    assert_nil before, "only ruzzy's code returned"
+    refute_nil after, "the target's method returned"
+  end
+
   # Recursion overflows anywhere in its cycle: one group, named by the
   # cycle's frames in one rotation.
   def test_a_stack_overflow_is_named_by_its_repeating_frames

@@ -17,6 +17,14 @@ module Ruzzy
     # in. The TracePoint slows the target; it is on only for the last
     # moments of an input that is about to be called a hang (HangWatch).
     #
+    # Only the target's returns count: not those of ruzzy's own code
+    # (OWN), nor any within #unseen. After libFuzzer's alarm, at Ruby's
+    # safe point, ruzzy's code runs on the fuzzing thread on top of the
+    # target's stack (HangWatch.ready_to_name?, the report), and the watch
+    # may start following meanwhile (it waited for Ruby's lock while a C
+    # call held it): seen, its returns would name the hang by the moment
+    # the alarm stopped it (the C call and its callers), not by its loop.
+    #
     # The TracePoint's block runs on the fuzzing thread and the watch reads
     # what it saw on its own, both holding the GVL; what it saw is one
     # Array, replaced whole. Every CHECK_EVERY returns the block also hands
@@ -26,6 +34,9 @@ module Ruzzy
     class HangTrace
       # Returns seen between two calls of the check.
       CHECK_EVERY = 256
+      # The directory of ruzzy's own Ruby files, whose returns are not the
+      # target's.
+      OWN = "#{File.expand_path("..", __dir__)}/".freeze
 
       def initialize(thread)
         @thread = thread
@@ -34,7 +45,10 @@ module Ruzzy
         @seen = nil
         @check = nil
         @returns = 0
-        @tracepoint = TracePoint.new(:return, :b_return) do
+        @unseen = false
+        @tracepoint = TracePoint.new(:return, :b_return) do |point|
+          next if @unseen || point.path.start_with?(OWN)
+
           # Inside this block, caller_locations(1) starts at the frame that
           # returns: the stack once it has returned starts at 2.
           seen = @seen
@@ -62,8 +76,19 @@ module Ruzzy
         @input = input
         @seen = nil
         @check = check
-        @tracepoint.enable(target_thread: @thread) if input
+        unseen { @tracepoint.enable(target_thread: @thread) } if input
         false
+      end
+
+      # Runs the block (ruzzy's code on the fuzzing thread, in the
+      # middle of the target's input) with the returns within it unseen;
+      # returns what the block returns.
+      def unseen
+        was = @unseen
+        @unseen = true
+        yield
+      ensure
+        @unseen = was
       end
 
       # Whether +input+ is being followed.
@@ -85,7 +110,7 @@ module Ruzzy
       # Stops following; the frames that stayed on the stack while +input+
       # was followed (#frames).
       def finish(input)
-        @tracepoint.disable if @tracepoint.enabled?
+        unseen { @tracepoint.disable if @tracepoint.enabled? }
         @finished = input
         frames(input)
       end

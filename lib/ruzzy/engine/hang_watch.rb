@@ -107,15 +107,21 @@ module Ruzzy
       # call holding Ruby's lock, a busy machine), it follows it from now on
       # and says no, once per input: the report waits for the next alarm, so
       # a hang is named by its loop whether the watch or the alarm stopped
-      # it.
+      # it. Once it says yes, the following stops (the report comes next):
+      # what ruzzy's own code does meanwhile is never the hang's.
       def ready_to_name?
         input = @trace && Ruzzy::Native._overdue_input(0)
-        return true if input.nil? || @waited == input
-        return true if @trace.following?(input) && @trace.frames(input)
+        return true if input.nil?
 
-        @waited = input
-        @trace.follow(input)
-        false
+        @trace.unseen do
+          if @waited == input || (@trace.following?(input) && @trace.frames(input))
+            @trace.finish(input)
+            next true
+          end
+          @waited = input
+          @trace.follow(input)
+          false
+        end
       end
 
       # Hangs were found or suspected (+groups+, their Findings::Identity
