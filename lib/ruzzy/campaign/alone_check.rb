@@ -7,6 +7,7 @@ require_relative "../findings/store"
 require_relative "../findings/reproduction"
 require_relative "../shown_path"
 require_relative "display"
+require_relative "lone_check"
 
 module Ruzzy
   module Campaign
@@ -23,41 +24,26 @@ module Ruzzy
     # so at once, in the summary and by `ruzzy findings`.
     #
     # Hangs are left to HangCheck (every hang on file ran over alone), and
-    # internal errors are ruzzy's. Checks run one at a time on a thread of
-    # their own, the groups checked least first, at most CHECKS times a
-    # group (an input that keeps shrinking is not run at each step); a
-    # campaign that ends checks those not checked yet (#check_last). The
-    # thread uses a Store of its own and hands what it found to the
-    # supervisor's thread through a queue (#show).
-    class AloneCheck
+    # internal errors are ruzzy's. Checks run one at a time beside the
+    # workers (LoneCheck), the groups checked least first, at most CHECKS
+    # times a group (an input that keeps shrinking is not run at each
+    # step); a campaign that ends checks those not checked yet
+    # (#check_last).
+    class AloneCheck < LoneCheck
       CHECKS = 3
-      # Seconds the thread waits when there is nothing to check.
-      IDLE = 0.5
 
-      # What one check found: +outcome+ one of Store::ALONE; +other+ the
-      # Identity of the lone run's finding when it differs, +filed+ the
+      # What one check found: +outcome+ one of Store::ALONE; +identity+
+      # that of the lone run's finding when it differs, +filed+ the
       # Store#record outcome of that finding.
-      Result = Struct.new(:group, :bytes, :outcome, :other, :filed, keyword_init: true)
+      Result = Struct.new(:group, :bytes, :outcome, :identity, :filed, keyword_init: true)
 
-      # +dir+: the findings directory; +before+ the findings count of each
-      # group before the campaign (those it did not add to are not checked);
-      # +reproduction+ runs the harness as the campaign does; +seconds+ the
-      # hang threshold; +display+ shows what was found, +announce+ (group,
-      # kind, title) a new group.
-      def initialize(dir:, before:, reproduction:, seconds:, display:, announce:)
-        @store = Findings::Store.new(dir)
+      # +before+: the findings count of each group before the campaign
+      # (those it did not add to are not checked); the rest is what
+      # LoneCheck takes.
+      def initialize(before:, **checks)
+        super(**checks)
         @before = before
-        @reproduction = reproduction
-        @seconds = seconds
-        @display = display
-        @announce = announce
-        @results = Thread::Queue.new
         @checks = Hash.new(0)
-        @stop = false
-        @interrupted = false
-        @thread = nil
-        # The pid of the check running, if one is.
-        @running = nil
       end
 
       # The line that says what +result+ found, or nil (its input fails
@@ -68,64 +54,28 @@ module Ruzzy
           replay = "ruzzy findings #{dir} replay #{result.group}"
           "  #{result.group}: #{Display::ALONE_MARKS.fetch("passes")[1]} (#{replay})"
         when "differs"
-          other = result.other
+          other = result.identity
           "  #{result.group}: its input met another finding when run by itself: #{other.group} " \
             "(#{other.kind}): #{other.title}"
         end
       end
 
-      # Starts checking on a thread of its own.
-      def start
-        @thread = Thread.new do
-          Thread.current.report_on_exception = false
-          until @stop
-            group = pending.first
-            group ? check(group) : sleep(IDLE)
-          end
-        end
-        self
-      end
-
-      # Stops the thread once its check ends (at once when +remaining+ is
-      # false: the campaign was interrupted); with +remaining+, checks the
-      # groups not checked yet. Returns how many were checked then.
-      def finish(remaining: true)
-        @stop = true
-        @interrupted = !remaining
-        Findings::Reproduction.kill(@running) if @running && @interrupted
-        @thread&.join
-        return 0 unless remaining
-
-        last = pending.select { |group| @checks[group.name].zero? }
-        last.each { |group| check(group) }
-        last.size
-      end
-
       # At the campaign's end: checks the groups not checked yet (#finish)
       # and shows what was found.
       def check_last
-        count = pending.count { |group| @checks[group.name].zero? }
+        count = last.size
         @display.news("ruzzy: running the input of #{count} group(s) alone, once each") if count.positive?
         finish
         show
       end
 
-      # Says what the checks found since the last look.
-      def show
-        yield_results do |result|
-          other = result.other
-          next @announce.call(other.group, other.kind, other.title) if result.filed == :new
-
-          line = AloneCheck.news(result, ShownPath.of(@store.dir))
-          @display.news(line) if line
-        end
-      end
-
       private
 
-      def yield_results
-        yield @results.pop until @results.empty?
-      end
+      def news(result) = AloneCheck.news(result, ShownPath.of(@store.dir))
+
+      # What is left to check when the campaign ends: the groups never
+      # checked.
+      def last = pending.select { |group| @checks[group.name].zero? }
 
       # The groups to check: this campaign's, not checked since their input
       # became theirs, checked fewer than CHECKS times; least checked first.
@@ -143,16 +93,12 @@ module Ruzzy
       def check(group)
         @checks[group.name] += 1
         input = File.binread(group.input_path)
-        output, status = @reproduction.run("-timeout=#{@seconds}", group.input_path, limit: run_limit) do |pid|
-          @running = pid
-        end
+        output, status = run_alone(group.input_path)
         return if @interrupted || !Findings::Reproduction.ran?(status) || killed?(status)
 
         record(group, input, output, status)
       rescue SystemCallError, Error
         nil # the group stays unchecked: `ruzzy findings replay` says why
-      ensure
-        @running = nil
       end
 
       # Records what the lone run of +group+'s +input+ did.
@@ -166,7 +112,7 @@ module Ruzzy
         return unless @store.note_alone(group.name, outcome, input.bytesize)
 
         filed = file_other(identity, input, output, group) if outcome == "differs"
-        @results << Result.new(group: group.name, bytes: input.bytesize, outcome:, other: identity, filed:)
+        @results << Result.new(group: group.name, bytes: input.bytesize, outcome:, identity:, filed:)
       end
 
       # Files the other finding +identity+ that +group+'s +input+ met alone;
@@ -180,14 +126,6 @@ module Ruzzy
         report = @reproduction.filed_in(output, from: group.input_path, dir: @store.dir, group: identity.group)
         @store.record(identity, input, report, alone: "fails")
       end
-
-      # Seconds a check may take in all: the harness's start-up, the
-      # threshold, libFuzzer's alarm and its report.
-      def run_limit = (@seconds * 2) + 60
-
-      # Whether the run was killed at run_limit (a harness that never got
-      # to its input).
-      def killed?(status) = status.termsig == Signal.list.fetch("KILL")
     end
   end
 end

@@ -8,6 +8,7 @@ require_relative "../findings/identity"
 require_relative "../finding_kinds"
 require_relative "../findings/store"
 require_relative "../findings/reproduction"
+require_relative "lone_check"
 
 module Ruzzy
   module Campaign
@@ -22,46 +23,28 @@ module Ruzzy
     # run over the threshold alone, named by one rule, whether a worker's
     # watch or libFuzzer's alarm stopped it first.
     #
-    # Checks run one at a time on a thread of their own (a lone run of a
-    # real hang takes the threshold; the workers go on meanwhile). A
+    # Checks run one at a time beside the workers (LoneCheck). A
     # suspect of a group with nothing on file comes first; one of a group on
     # file is checked only if it is smaller than the group's input (it would
     # replace it), at most SMALLER_CHECKS times a group. A suspect group
     # whose suspects finished alone FINISHED_CHECKS times (a slow loop that
     # ends) has its other suspects dropped unchecked, unless one was stopped
-    # only at the threshold. The thread uses a Store of its own (its own
-    # lock file handle) and hands what it found to the supervisor's thread
-    # through a queue (#each_result).
-    class HangCheck
+    # only at the threshold.
+    class HangCheck < LoneCheck
       FINISHED_CHECKS = 3
       SMALLER_CHECKS = 3
-      # Seconds the thread waits when there is nothing to check.
-      IDLE = 0.5
 
       # What one check found: +outcome+ :hang, :finished, :other (another
       # finding) or :not_run; +identity+ that of the lone run's report;
       # +filed+ the Store#record outcome (:new, :smaller, :repeat) or nil.
       Result = Struct.new(:suspect, :outcome, :identity, :seconds, :filed, :detail, keyword_init: true)
 
-      # +dir+: the findings directory; +reproduction+ runs the harness as
-      # the campaign does; +seconds+ the hang threshold (whole seconds);
-      # +display+ shows what was found, +announce+ (group, kind, title) a
-      # new group.
-      def initialize(dir:, reproduction:, seconds:, display:, announce:)
-        @store = Findings::Store.new(dir)
+      # Takes what LoneCheck takes.
+      def initialize(**)
+        super
         @suspects = @store.suspects
-        @reproduction = reproduction
-        @seconds = seconds
-        @display = display
-        @announce = announce
-        @results = Thread::Queue.new
         @finished = Hash.new(0)
         @smaller = Hash.new(0)
-        @stop = false
-        @interrupted = false
-        @thread = nil
-        # The pid of the check running, if one is.
-        @running = nil
       end
 
       # The line that says what +result+ found when it is not a new group
@@ -79,48 +62,9 @@ module Ruzzy
         end
       end
 
-      # Starts checking on a thread of its own.
-      def start
-        @thread = Thread.new do
-          Thread.current.report_on_exception = false
-          until @stop
-            suspect = next_suspect
-            suspect ? check(suspect) : sleep(IDLE)
-          end
-        end
-        self
-      end
-
-      # Stops the thread once its check ends; with +remaining+, checks
-      # what is left of the groups with nothing on file (one suspect each,
-      # the smallest: no hang goes unfiled because the campaign ended).
-      # Returns how many were checked then.
-      def finish(remaining: true)
-        @stop = true
-        @interrupted = !remaining
-        Findings::Reproduction.kill(@running) if @running && @interrupted
-        @thread&.join
-        return 0 unless remaining
-
-        last = next_suspects.reject { |suspect| on_file(suspect) }.uniq(&:group)
-        last.each { |suspect| check(suspect) }
-        last.size
-      end
-
       # Suspects of groups with nothing on file, waiting now.
       def waiting
-        next_suspects.count { |suspect| !on_file(suspect) }
-      end
-
-      # Says what the checks found since the last look.
-      def show
-        each_result do |result|
-          identity = result.identity
-          next @announce.call(identity.group, identity.kind, identity.title) if result.filed == :new
-
-          line = HangCheck.news(result, @seconds)
-          @display.news(line) if line
-        end
+        pending.count { |suspect| !on_file(suspect) }
       end
 
       # At the campaign's end: checks the suspects of groups with nothing
@@ -135,18 +79,18 @@ module Ruzzy
         show
       end
 
-      # Yields each Result found since the last call.
-      def each_result
-        yield @results.pop until @results.empty?
-      end
-
       private
 
-      def next_suspect = next_suspects.first
+      def news(result) = HangCheck.news(result, @seconds)
+
+      # What is left to check when the campaign ends: one suspect of each
+      # group with nothing on file, the smallest (no hang goes unfiled
+      # because the campaign ended).
+      def last = pending.reject { |suspect| on_file(suspect) }.uniq(&:group)
 
       # The suspects worth a check, new groups first, smallest first; drops
       # those that are not.
-      def next_suspects
+      def pending
         wanted, unwanted = @suspects.pending.partition { |suspect| wanted?(suspect) }
         unwanted.each { |suspect| @suspects.delete(suspect) }
         wanted.sort_by { |suspect| [on_file(suspect) ? 1 : 0, suspect.bytes] }
@@ -174,9 +118,7 @@ module Ruzzy
         input = suspect.input
         known = on_file(suspect)
         @smaller[known.name] += 1 if known
-        output, status = @reproduction.run("-timeout=#{@seconds}", suspect.path, limit: run_limit) do |pid|
-          @running = pid
-        end
+        output, status = run_alone(suspect.path)
         return if @interrupted
 
         @results << if killed?(status)
@@ -188,8 +130,6 @@ module Ruzzy
       rescue SystemCallError, Error => e
         @results << not_run(suspect, e.message)
         @suspects.delete(suspect)
-      ensure
-        @running = nil
       end
 
       # Files what the lone run of +suspect+ (+input+) found; its Result.
@@ -210,13 +150,7 @@ module Ruzzy
         Result.new(suspect:, outcome: hang ? :hang : :other, identity:, seconds:, filed:)
       end
 
-      # Seconds a check may take in all: the harness's start-up, the
-      # threshold, libFuzzer's alarm (a second late at most) and its report.
-      def run_limit = (@seconds * 2) + 60
-
       def not_run(suspect, detail) = Result.new(suspect:, outcome: :not_run, detail:)
-
-      def killed?(status) = status.termsig == Signal.list.fetch("KILL")
 
       def ran?(status)
         status.exitstatus.nil? || Findings::Reproduction::FINDING_STATUSES.include?(status.exitstatus)
