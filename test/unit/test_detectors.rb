@@ -70,6 +70,31 @@ class TestDetectors < Minitest::Test
     end
   end
 
+  # A command with a NUL byte never runs: Ruby's own ArgumentError, raised
+  # by the call, is the finding, never one of the detector's own (it read
+  # the canary's name with File.basename, which raised "path name contains
+  # null byte" in the hook) nor a command injection.
+  def test_a_command_with_a_nul_byte_is_left_to_the_call
+    in_tmpdir do |dir|
+      write_harness(dir, <<~'RUBY')
+        Ruzzy.fuzz(lambda { |data|
+          case ENV.fetch("SINK")
+          when "backtick" then `true --to=#{data} 2>/dev/null`
+          when "program" then system(data, "x")
+          end
+          nil
+        })
+      RUBY
+      %w[backtick program].each do |sink|
+        result = run_sink(dir, sink, "\nruzzy\0\0x", {})
+        assert_exit 77, result
+        assert_match(/^ArgumentError: string contains null byte$/, result.stderr, sink)
+        refute_match(/CommandInjection/, result.stderr, sink)
+      end
+      assert_sink_found(dir, "backtick", "\nruzzy", /Kernel#` would run the command "ruzzy"/)
+    end
+  end
+
   def test_detectors_can_be_turned_off_by_name
     in_tmpdir do |dir|
       write_harness(dir, <<~RUBY)

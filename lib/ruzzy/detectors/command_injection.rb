@@ -14,6 +14,8 @@ module Ruzzy
     # followed by what the program appended (`tar -czf x;ruzzy.tar.gz`). Reported before
     # anything runs. Arguments of a program given as a list are data, never
     # commands (argument-array `system("ping", host)` is the safe form).
+    # A command or program with a NUL byte never runs (Ruby raises
+    # ArgumentError before it starts anything): it is left to the call.
     class CommandInjection < Report
       NAME = :command_injection
       SUMMARY = "shell commands and programs chosen by the input (system, spawn, exec, ``, popen, Open3, PTY)"
@@ -79,7 +81,7 @@ module Ruzzy
         # of the program too).
         def check_program(sink, args)
           program = args.first.is_a?(Array) ? args.first.first : args.first
-          return unless program.is_a?(String)
+          return unless program.is_a?(String) && !program.include?("\0")
 
           Ruzzy::Native._guide_equal(program, CANARY)
           return report(sink, "would run #{program.inspect}") if canary?(program)
@@ -94,7 +96,7 @@ module Ruzzy
         # A command line run by a shell (or split into words).
         def check_script(sink, script)
           Detectors.guide(script, WORDS)
-          return unless script.include?(CANARY)
+          return unless script.include?(CANARY) && !script.include?("\0")
 
           command = ShellCommand.commands(script).find { |word| canary?(word) }
           report(sink, "would run the command #{command.inspect} in #{script.inspect}") if command
