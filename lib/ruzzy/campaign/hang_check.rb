@@ -140,7 +140,7 @@ module Ruzzy
           millis = output[/^Executed .* in (\d+) ms$/, 1]
           return Result.new(suspect:, outcome: :finished, seconds: millis && (millis.to_i / 1000.0))
         end
-        return not_run(suspect, output.lines.last(8).join) unless ran?(status)
+        return not_run(suspect, output.lines.last(8).join) unless Findings::Reproduction.ran?(status)
 
         hang = Findings.hang?(identity.kind)
         seconds = hang ? ran_for(output) : nil
@@ -151,10 +151,6 @@ module Ruzzy
       end
 
       def not_run(suspect, detail) = Result.new(suspect:, outcome: :not_run, detail:)
-
-      def ran?(status)
-        status.exitstatus.nil? || Findings::Reproduction::FINDING_STATUSES.include?(status.exitstatus)
-      end
 
       # How long the lone run's input had run when libFuzzer's alarm ended
       # it (at least the threshold).
