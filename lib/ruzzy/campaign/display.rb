@@ -10,6 +10,10 @@ module Ruzzy
     # summary table at the end.
     class Display
       LINE_SECONDS = 10
+      TERMINAL_SECONDS = 1
+      # Seconds without an input finished after which the status line says
+      # so (workers report their counts every few seconds).
+      STALLED_SECONDS = 10
       # Why an input that failed in a worker passes when run by itself.
       PASSES_ALONE_CAUSE = "it fails only after other inputs ran in the same process (state kept from one " \
                            "call to the next) or only now and then"
@@ -20,10 +24,6 @@ module Ruzzy
         "passes" => ["[passes alone]", "its input passed when run by itself: #{PASSES_ALONE_CAUSE}"],
         "differs" => ["[alone: another bug]", "its input met another finding when run by itself, filed as such"]
       }.freeze
-      TERMINAL_SECONDS = 1
-      # Seconds without an input finished after which the status line says
-      # so (workers report their counts every few seconds).
-      STALLED_SECONDS = 10
 
       def initialize(out)
         @out = out
