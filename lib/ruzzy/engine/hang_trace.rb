@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../own_files"
+
 module Ruzzy
   module Engine
     # The frames a hang is stuck in: those that stay on the fuzzing
@@ -18,7 +20,7 @@ module Ruzzy
     # moments of an input that is about to be called a hang (HangWatch).
     #
     # Only the target's returns count: not those of ruzzy's own code
-    # (OWN), nor any within #unseen. After libFuzzer's alarm, at Ruby's
+    # (OWN_FILES), nor any within #unseen. After libFuzzer's alarm, at Ruby's
     # safe point, ruzzy's code runs on the fuzzing thread on top of the
     # target's stack (HangWatch.ready_to_name?, the report), and the watch
     # may start following meanwhile (it waited for Ruby's lock while a C
@@ -34,9 +36,6 @@ module Ruzzy
     class HangTrace
       # Returns seen between two calls of the check.
       CHECK_EVERY = 256
-      # The directory of ruzzy's own Ruby files, whose returns are not the
-      # target's.
-      OWN = "#{File.expand_path("..", __dir__)}/".freeze
 
       def initialize(thread)
         @thread = thread
@@ -47,7 +46,7 @@ module Ruzzy
         @returns = 0
         @unseen = false
         @tracepoint = TracePoint.new(:return, :b_return) do |point|
-          next if @unseen || point.path.start_with?(OWN)
+          next if @unseen || point.path.start_with?(OWN_FILES)
 
           # Inside this block, caller_locations(1) starts at the frame that
           # returns: the stack once it has returned starts at 2.
